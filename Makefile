@@ -1,0 +1,53 @@
+# harness_ros: two commands on a fresh machine.
+#   make demo   run the demo against the simulated robot
+#   make test   lint + the whole test suite
+# Both create .venv on first use and are no-ops afterwards.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.harness_ros-installed
+IFACE_STAMP := $(VENV)/.harness_ros-interfaces-built
+
+.PHONY: all venv interfaces demo test lint format check bench faults clean
+
+all: test
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt constraints.txt setup.py
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $@
+
+interfaces: $(IFACE_STAMP)
+
+$(IFACE_STAMP): $(STAMP) $(shell find interfaces -type f -not -path '*/build/*' 2>/dev/null)
+	@if [ -x scripts/build_interfaces.sh ]; then scripts/build_interfaces.sh $(VENV); fi
+	@touch $@
+
+demo: $(IFACE_STAMP)
+	$(BIN)/harness-ros demo
+
+check: $(STAMP)
+	$(BIN)/harness-ros check --config config/example.yaml
+
+lint: $(STAMP)
+	$(BIN)/ruff check harness_ros test launch bench scripts setup.py
+	$(BIN)/ruff format --check harness_ros test launch bench scripts setup.py
+
+format: $(STAMP)
+	$(BIN)/ruff format harness_ros test launch bench scripts setup.py
+	$(BIN)/ruff check --fix harness_ros test launch bench scripts setup.py
+
+# pytest exits 5 when it collected no test: that is a failure here too.
+test: $(IFACE_STAMP) lint
+	$(BIN)/python -m pytest -q test
+
+bench: $(IFACE_STAMP)
+	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build install log .pytest_cache .ruff_cache

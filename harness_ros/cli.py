@@ -1,0 +1,70 @@
+"""The ``harness-ros`` command line.
+
+Each sub-command lives in its own module under ``harness_ros.commands`` and exposes
+``register(subparsers)``; the parser is assembled by discovering those modules, so a
+new command never edits this file. Handlers take the parsed args and return an int.
+User errors (``HarnessError``) print one ``error:`` line and exit 1, no traceback.
+Arguments after ``--ros-args`` are kept for ROS (``args.ros_args``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import pkgutil
+import sys
+
+from harness_ros import __version__
+from harness_ros.errors import HarnessError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness-ros",
+        description="Run an LLM agent on a ROS 2 mobile manipulator, safely, learning from its tool outcomes.",
+    )
+    parser.add_argument("--version", action="version", version=f"harness-ros {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from harness_ros import commands
+
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"harness_ros.commands.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ros_args: list[str] = []
+    if "--ros-args" in argv:
+        index = argv.index("--ros-args")
+        argv, ros_args = argv[:index], argv[index:]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.ros_args = ros_args
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(handler(args))
+    except HarnessError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

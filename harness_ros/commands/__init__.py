@@ -1,0 +1,1 @@
+"""Sub-commands of ``harness-ros``: one module each, exposing ``register(subparsers)``."""

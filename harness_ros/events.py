@@ -1,0 +1,71 @@
+"""Typed harness events: what a task reports, one JSON object per event.
+
+The same objects go to the run log (``events.jsonl``), to the ROS ``~/events``
+topic and into rosbag recordings, so replay can rebuild a trajectory from them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+__all__ = ["EventType", "HarnessEvent", "TaskStatus"]
+
+
+class EventType(str, Enum):
+    TASK_STARTED = "task_started"
+    TURN = "turn"
+    OBSERVATION = "observation"
+    MODEL_RESPONSE = "model_response"
+    TOOL_CALL = "tool_call"
+    TOOL_FEEDBACK = "tool_feedback"
+    TOOL_RESULT = "tool_result"
+    VERDICT = "verdict"
+    SAFETY = "safety"
+    NOTES = "notes"
+    COMPACTION = "compaction"
+    MEMORY_CONSOLIDATION = "memory_consolidation"
+    DONE = "done"
+
+
+class TaskStatus(str, Enum):
+    COMPLETED = "completed"
+    FAILED = "failed"
+    ABORTED = "aborted"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class HarnessEvent:
+    """One event of one task. ``data`` holds JSON-serialisable values only."""
+
+    type: EventType
+    task_id: str
+    turn: int | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    time: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type.value,
+            "task_id": self.task_id,
+            "turn": self.turn,
+            "time": self.time,
+            "data": self.data,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> HarnessEvent:
+        return cls(
+            type=EventType(raw["type"]),
+            task_id=str(raw["task_id"]),
+            turn=raw.get("turn"),
+            data=dict(raw.get("data") or {}),
+            time=float(raw.get("time", 0.0)),
+        )

@@ -1,0 +1,63 @@
+"""FileMemory contracts: consolidation results and the pluggable policies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+__all__ = [
+    "SECTIONS",
+    "DurableMemoryEntry",
+    "MemoryConsolidation",
+    "MemoryConsolidatorProtocol",
+    "ToolExperienceEntry",
+    "ToolExperienceSummarizerProtocol",
+]
+
+SECTIONS: tuple[str, ...] = ("Preferences", "Conventions", "General Lessons")
+"""MEMORY.md sections that reach the model, in order."""
+
+Section = Literal["Preferences", "Conventions", "General Lessons"]
+Outcome = Literal["success", "failure"]
+
+
+@dataclass(frozen=True)
+class DurableMemoryEntry:
+    section: str
+    text: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class ToolExperienceEntry:
+    tool: str
+    outcome: str
+    text: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class MemoryConsolidation:
+    memory_entries: tuple[DurableMemoryEntry, ...] = field(default_factory=tuple)
+    tool_experience_entries: tuple[ToolExperienceEntry, ...] = field(default_factory=tuple)
+
+
+class MemoryConsolidatorProtocol(Protocol):
+    def consolidate(
+        self,
+        task_notes: dict[str, Any],
+        *,
+        allowed_tools: list[str],
+        existing: dict[str, Any],
+    ) -> MemoryConsolidation:
+        """Propose durable entries from a completed task's notes.
+
+        ``task_notes``: the trajectory (goal, events with tool, arguments, compact
+        result, verdict). ``existing``: {"memory": {section: [text]}, "tool_experience":
+        {tool: {"success": [text], "failure": [text]}}}.
+        """
+        ...
+
+
+class ToolExperienceSummarizerProtocol(Protocol):
+    def summarize(self, tool: str, *, success: list[str], failure: list[str]) -> str: ...

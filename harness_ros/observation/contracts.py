@@ -1,0 +1,111 @@
+"""Observation contracts: what the model sees before each decision.
+
+Camera views arrive as budgeted JPEG bytes with their age; depth and clearance
+are in metres. Sources (the ROS layer, a replayed bag, a test fake) implement
+``ObservationSource``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+__all__ = [
+    "DIRECTIONS",
+    "Clearance",
+    "DepthRegion",
+    "DepthSummary",
+    "Observation",
+    "ObservationSource",
+    "ViewImage",
+]
+
+DIRECTIONS: tuple[str, ...] = ("forward", "left", "backward", "right")
+
+
+@dataclass(frozen=True)
+class ViewImage:
+    """One Model-Visible View. ``jpeg`` is empty when the view is missing."""
+
+    name: str
+    jpeg: bytes
+    width: int
+    height: int
+    stamp: float | None
+    age_s: float | None
+    stale: bool
+    missing: bool = False
+
+    def freshness_label(self) -> str:
+        if self.missing or self.age_s is None:
+            return "missing (no frame received)"
+        label = f"age {self.age_s:.2f} s"
+        return f"STALE ({label})" if self.stale else label
+
+
+@dataclass(frozen=True)
+class Clearance:
+    """Free distance from the base footprint edge in each direction, metres (None = unknown)."""
+
+    forward: float | None
+    left: float | None
+    backward: float | None
+    right: float | None
+    stamp: float | None
+    age_s: float | None
+    stale: bool
+
+    def get(self, direction: str) -> float | None:
+        return getattr(self, direction) if direction in DIRECTIONS else None
+
+    @property
+    def usable(self) -> bool:
+        """True when the reading may be trusted for base motion."""
+        return not self.stale and self.age_s is not None
+
+
+@dataclass(frozen=True)
+class DepthRegion:
+    name: str
+    nearest_m: float | None
+    median_m: float | None
+
+
+@dataclass(frozen=True)
+class DepthSummary:
+    regions: tuple[DepthRegion, ...]
+    stamp: float | None
+    age_s: float | None
+    stale: bool
+    preview_jpeg: bytes = b""
+
+
+@dataclass(frozen=True)
+class Observation:
+    time: float
+    views: tuple[ViewImage, ...] = ()
+    depth: DepthSummary | None = None
+    clearance: Clearance | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def view(self, name: str) -> ViewImage | None:
+        return next((v for v in self.views if v.name == name), None)
+
+
+class ObservationSource(Protocol):
+    def now(self) -> float:
+        """Current time on the source's clock (ROS time under use_sim_time)."""
+        ...
+
+    def observe(self) -> Observation:
+        """The latest observation, built at call time."""
+        ...
+
+    def observe_after(self, after: float, timeout_s: float) -> Observation:
+        """An observation whose frames are newer than ``after`` (bounded wait; returns
+        whatever is there at the deadline, with stale labels)."""
+        ...
+
+    def clearance(self) -> Clearance | None:
+        """A fresh read of base clearance (for the safety filter)."""
+        ...

@@ -1,0 +1,65 @@
+"""Shared fixtures: a clean environment per test, a private ROS domain, an rclpy Context.
+
+Every test gets its own ROS_LOG_DIR. ROS tests take ``ros_env`` (a reserved
+ROS_DOMAIN_ID, also exported for subprocesses) or ``ros_context`` (an rclpy
+Context initialised on that domain and shut down at teardown).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+_SECRET_LIKE = ("API_KEY", "HARNESS_MODEL", "OPENAI_BASE_URL", "OPENAI_API_BASE")
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test sees the developer's model, keys or ROS domain; logs go to a temp folder."""
+    for key in list(os.environ):
+        if any(marker in key for marker in _SECRET_LIKE) or key == "ROS_DOMAIN_ID":
+            monkeypatch.delenv(key, raising=False)
+    log_dir = tmp_path_factory.mktemp("ros_log")
+    monkeypatch.setenv("ROS_LOG_DIR", str(log_dir))
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("HOME", os.environ.get("HOME") or str(log_dir))
+
+
+@pytest.fixture
+def ros_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """Reserve a ROS_DOMAIN_ID for this test; yields an env dict for subprocesses."""
+    from domain_coordinator import domain_id
+
+    with domain_id() as reserved:
+        monkeypatch.setenv("ROS_DOMAIN_ID", str(reserved))
+        monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        monkeypatch.setenv("FASTDDS_BUILTIN_TRANSPORTS", "LARGE_DATA")
+        env = dict(os.environ)
+        env["PYTHONUNBUFFERED"] = "1"
+        yield env
+
+
+@pytest.fixture
+def ros_context(ros_env: dict[str, str]) -> Iterator[Any]:
+    """An rclpy Context on the reserved domain; shut down at teardown."""
+    import rclpy
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context, domain_id=int(ros_env["ROS_DOMAIN_ID"]))
+    try:
+        yield context
+    finally:
+        context.try_shutdown()
+
+
+@pytest.fixture
+def python_exe() -> str:
+    return sys.executable

@@ -1,0 +1,81 @@
+"""Config model: YAML loading, path resolution, key-naming errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness_ros.config import HarnessConfig, config_from_flat, flatten_config, load_config
+from harness_ros.errors import ConfigError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_relative_paths_resolve_against_config_folder(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    path = write(
+        tmp_path, "embodiment_profile_file: sub/robot.md\nmemory:\n  dir: mem\nskills:\n  dir: ../sk\n"
+    )
+    config = load_config(path)
+    assert config.embodiment_profile_file == (tmp_path / "sub" / "robot.md").resolve()
+    assert config.memory.dir == (tmp_path / "mem").resolve()
+    assert config.skills.dir == (tmp_path.parent / "sk").resolve()
+    assert config.source == path.resolve()
+
+
+def test_unknown_key_is_named_with_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "memory:\n  dirr: x\n")
+    with pytest.raises(ConfigError, match=r"memory\.dirr: unknown key") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("value", [".nan", "1.5", "true", "-0.1"])
+def test_min_confidence_must_be_finite_unit_number(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, f"memory:\n  min_confidence: {value}\n")
+    with pytest.raises(ConfigError, match=r"memory\.min_confidence"):
+        load_config(path)
+
+
+def test_tool_type_string_checked(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "tools:\n  - name: pick\n    description: d\n    action: /pick\n    type: pkg/srv/Pick\n",
+    )
+    with pytest.raises(ConfigError, match=r"tools\.0: .*pkg/action/Name"):
+        load_config(path)
+
+
+def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="Cannot read configuration"):
+        load_config(tmp_path / "absent.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(write(tmp_path, "a: [1,\n"))
+
+
+def test_flat_round_trip(tmp_path: Path) -> None:
+    config = HarnessConfig.model_validate(
+        {
+            "memory": {"dir": str(tmp_path), "min_confidence": 0.8},
+            "tools": [{"name": "nav", "description": "go", "action": "/nav", "type": "p/action/Nav"}],
+        }
+    )
+    flat = flatten_config(config)
+    assert flat["memory.min_confidence"] == 0.8
+    again = config_from_flat(
+        {k: v for k, v in flat.items() if v is not None}, base_dir=tmp_path, origin="params"
+    )
+    assert again.tools[0].name == "nav"
+    assert again.memory.dir == tmp_path
+
+
+def test_harness_model_env_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = HarnessConfig()
+    assert config.effective_model() == config.model.model
+    monkeypatch.setenv("HARNESS_MODEL", "openai/gpt-4o-mini")
+    assert config.effective_model() == "openai/gpt-4o-mini"
