@@ -1,0 +1,336 @@
+"""Turn raw sensor messages into what the model sees: budgeted JPEGs and metres.
+
+Pure numpy + OpenCV. Messages are read by attribute only (``encoding``,
+``height``, ``width``, ``step``, ``is_bigendian``, ``data``; ``format`` for a
+CompressedImage; ``range``/``min_range``/``max_range`` for a Range), so rclpy
+messages, rosbags messages and plain test objects all work and this module
+never imports ROS.
+
+Range conventions follow REP 117: NaN is an error (ignored), ``+inf`` means
+"nothing within range" (free up to the sensor's maximum), ``-inf`` means
+"closer than the minimum range" (no clearance). Finite readings outside
+``[range_min, range_max]`` are ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from types import SimpleNamespace
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+from rosbags.image import ImageError, compressed_image_to_cvimage, message_to_cvimage
+
+from harness_ros.observation.contracts import DIRECTIONS, DepthRegion
+
+__all__ = [
+    "DEPTH_REGION_NAMES",
+    "DIRECTION_ANGLES_RAD",
+    "FrameDecodeError",
+    "RangeLike",
+    "clearance_from_ranges",
+    "clearance_from_scan",
+    "decode_image",
+    "depth_to_metres",
+    "encode_jpeg",
+    "fit_to_budget",
+    "render_depth_preview",
+    "summarize_depth",
+]
+
+_ROWS = ("top", "middle", "bottom")
+_COLUMNS = ("left", "centre", "right")
+DEPTH_REGION_NAMES: tuple[str, ...] = tuple(f"{row}-{col}" for row in _ROWS for col in _COLUMNS)
+"""Names of the 3x3 depth regions, row-major, as seen in the image (top-left first)."""
+
+DIRECTION_ANGLES_RAD: Mapping[str, float] = {
+    "forward": 0.0,
+    "left": math.pi / 2,
+    "backward": math.pi,
+    "right": -math.pi / 2,
+}
+"""Centre of each clearance sector in the robot frame (REP 103: x forward, y left)."""
+
+_SECTOR_HALF_WIDTH_RAD = math.pi / 4
+_ANGLE_EPS = 1e-9  # a beam exactly on a sector edge counts for both sectors
+
+_DEPTH_MM_ENCODINGS = frozenset({"16UC1", "mono16"})
+_DEPTH_M_ENCODINGS = frozenset({"32FC1"})
+
+# Bytes per pixel of the raw encodings whose rows we may need to un-pad.
+_BYTES_PER_PIXEL: Mapping[str, int] = {
+    "mono8": 1,
+    "8UC1": 1,
+    "mono16": 2,
+    "16UC1": 2,
+    "32FC1": 4,
+    "rgb8": 3,
+    "bgr8": 3,
+    "8UC3": 3,
+    "rgba8": 4,
+    "bgra8": 4,
+    "8UC4": 4,
+    "rgb16": 6,
+    "bgr16": 6,
+    "rgba16": 8,
+    "bgra16": 8,
+}
+
+
+class FrameDecodeError(ValueError):
+    """A sensor message cannot be turned into an image (bad encoding, size or data)."""
+
+
+class RangeLike(Protocol):
+    """The fields of sensor_msgs/Range that clearance needs."""
+
+    range: float
+    min_range: float
+    max_range: float
+
+
+# --------------------------------------------------------------------------- images
+
+
+def _is_compressed(msg: Any) -> bool:
+    return hasattr(msg, "format")
+
+
+def _unpadded(msg: Any) -> Any:
+    """The message itself, or a stand-in without row padding.
+
+    rosbags-image assumes ``step == width * bytes_per_pixel``; drivers may pad rows.
+    Also checks the buffer size, so a truncated frame is a clear error, not a numpy one.
+    """
+    encoding = str(msg.encoding)
+    height, width, step = int(msg.height), int(msg.width), int(msg.step)
+    if height <= 0 or width <= 0:
+        raise FrameDecodeError(f"image with encoding {encoding!r} is empty ({width}x{height})")
+    bpp = _BYTES_PER_PIXEL.get(encoding)
+    if bpp is None:
+        return msg  # exotic encodings (bayer, yuv): trust rosbags-image
+    row = width * bpp
+    step = step or row
+    size = len(msg.data)
+    if step < row or size < step * height:
+        raise FrameDecodeError(
+            f"image with encoding {encoding!r} {width}x{height} needs {row * height} bytes "
+            f"with step {step}, got {size} bytes"
+        )
+    if step == row:
+        return msg
+    rows = np.frombuffer(msg.data, dtype=np.uint8, count=step * height).reshape(height, step)
+    return SimpleNamespace(
+        encoding=encoding,
+        height=height,
+        width=width,
+        step=row,
+        is_bigendian=msg.is_bigendian,
+        data=np.ascontiguousarray(rows[:, :row]).tobytes(),
+    )
+
+
+def decode_image(msg: Any) -> np.ndarray:
+    """A sensor_msgs/Image or CompressedImage as a BGR uint8 array (H, W, 3)."""
+    try:
+        if _is_compressed(msg):
+            if len(msg.data) == 0:
+                raise FrameDecodeError(f"compressed image (format {msg.format!r}) has no data")
+            img = compressed_image_to_cvimage(msg)
+        else:
+            img = message_to_cvimage(_unpadded(msg), "bgr8")
+    except (ImageError, cv2.error, TypeError, AssertionError) as err:
+        # rosbags asserts on undecodable compressed data; numpy raises TypeError on short buffers
+        kind = f"format {msg.format!r}" if _is_compressed(msg) else f"encoding {msg.encoding!r}"
+        raise FrameDecodeError(f"cannot decode image with {kind}: {err or type(err).__name__}") from None
+    if img is None:
+        raise FrameDecodeError(f"cannot decode compressed image with format {msg.format!r}")
+    img = np.asarray(img)
+    if img.dtype != np.uint8:
+        # a 16-bit PNG in a CompressedImage: scale to 8 bits like rosbags does for mono16
+        img = (img.astype(np.float32) * (255.0 / 65535.0)).astype(np.uint8)
+    if img.ndim == 2:
+        img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
+    elif img.shape[2] == 4:
+        img = cv2.cvtColor(img, cv2.COLOR_BGRA2BGR)
+    return np.ascontiguousarray(img)
+
+
+def fit_to_budget(img: np.ndarray, pixel_budget: int) -> np.ndarray:
+    """Downscale so that width * height <= pixel_budget, keeping the aspect ratio.
+
+    Never upscales. INTER_AREA: the right filter for shrinking (no aliasing).
+    """
+    if pixel_budget <= 0:
+        raise ValueError(f"pixel_budget must be positive, got {pixel_budget!r}")
+    height, width = img.shape[:2]
+    if width * height <= pixel_budget:
+        return img
+    scale = math.sqrt(pixel_budget / (width * height))
+    new_w = max(1, math.floor(width * scale))
+    new_h = max(1, math.floor(height * scale))
+    while new_w * new_h > pixel_budget:  # guard against rounding in sqrt
+        if new_w >= new_h:
+            new_w -= 1
+        else:
+            new_h -= 1
+    return cv2.resize(img, (new_w, new_h), interpolation=cv2.INTER_AREA)
+
+
+def encode_jpeg(img: np.ndarray, quality: int) -> bytes:
+    """JPEG bytes of a BGR (or grey) uint8 image."""
+    if not 1 <= quality <= 100:
+        raise ValueError(f"JPEG quality must be in [1, 100], got {quality!r}")
+    ok, buffer = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:
+        raise FrameDecodeError(f"cannot JPEG-encode an image of shape {img.shape} and type {img.dtype}")
+    return buffer.tobytes()
+
+
+# --------------------------------------------------------------------------- depth
+
+
+def depth_to_metres(msg: Any) -> np.ndarray:
+    """A depth image (16UC1/mono16 in millimetres, 32FC1 in metres) as float32 metres.
+
+    Invalid pixels (0, negative, NaN, inf) become NaN, never a distance.
+    """
+    encoding = str(msg.encoding)
+    if encoding not in _DEPTH_MM_ENCODINGS | _DEPTH_M_ENCODINGS:
+        raise FrameDecodeError(f"depth image encoding {encoding!r} is not supported (use 16UC1 or 32FC1)")
+    try:
+        raw = np.asarray(message_to_cvimage(_unpadded(msg)))
+    except (ImageError, TypeError) as err:
+        raise FrameDecodeError(f"cannot decode depth image with encoding {encoding!r}: {err}") from None
+    if encoding in _DEPTH_MM_ENCODINGS:
+        depth = raw.astype(np.float32) / np.float32(1000.0)
+    else:
+        depth = raw.astype(np.float32, copy=True)
+    depth[~np.isfinite(depth) | (depth <= 0.0)] = np.nan
+    return depth
+
+
+def _metres(value: float) -> float:
+    # millimetre resolution: what depth cameras resolve and what a model can read
+    return round(float(value), 3)
+
+
+def summarize_depth(depth_m: np.ndarray) -> tuple[DepthRegion, ...]:
+    """Nearest and median valid depth in each cell of a 3x3 grid (``DEPTH_REGION_NAMES``)."""
+    if depth_m.ndim != 2:
+        raise ValueError(f"depth must be a 2-D array, got shape {depth_m.shape}")
+    height, width = depth_m.shape
+    row_edges = np.linspace(0, height, len(_ROWS) + 1).round().astype(int)
+    col_edges = np.linspace(0, width, len(_COLUMNS) + 1).round().astype(int)
+    regions: list[DepthRegion] = []
+    for r, row in enumerate(_ROWS):
+        for c, col in enumerate(_COLUMNS):
+            cell = depth_m[row_edges[r] : row_edges[r + 1], col_edges[c] : col_edges[c + 1]]
+            valid = cell[np.isfinite(cell)]
+            if valid.size == 0:
+                regions.append(DepthRegion(f"{row}-{col}", None, None))
+            else:
+                regions.append(
+                    DepthRegion(f"{row}-{col}", _metres(valid.min()), _metres(float(np.median(valid))))
+                )
+    return tuple(regions)
+
+
+def render_depth_preview(
+    depth_m: np.ndarray, *, pixel_budget: int = 160 * 120, max_range_m: float = 5.0, quality: int = 70
+) -> bytes:
+    """A small false-colour JPEG of a depth image: red is near, blue is far, black is invalid.
+
+    The colour scale is fixed (0 to ``max_range_m``), so colours mean the same distance in
+    every frame. It is a picture for orientation only; the metres are in the summary.
+    """
+    small = fit_to_budget(depth_m, pixel_budget)
+    valid = np.isfinite(small)
+    scaled = np.zeros(small.shape, dtype=np.uint8)
+    clipped = np.clip(small[valid] / max_range_m, 0.0, 1.0)
+    scaled[valid] = (255 - clipped * 255).astype(np.uint8)  # near -> 255 -> red in TURBO
+    colour = cv2.applyColorMap(scaled, cv2.COLORMAP_TURBO)
+    colour[~valid] = 0
+    return encode_jpeg(colour, quality)
+
+
+# --------------------------------------------------------------------------- clearance
+
+
+def _usable_range(value: float, range_min: float, range_max: float) -> float | None:
+    """REP 117 reading -> a distance known to be free, or None when it says nothing."""
+    if math.isnan(value):
+        return None
+    if value == math.inf:
+        return range_max
+    if value == -math.inf:
+        return 0.0
+    if value < range_min or value > range_max:
+        return None
+    return value
+
+
+def _clearance(nearest: float | None, footprint_radius_m: float) -> float | None:
+    return None if nearest is None else max(0.0, nearest - footprint_radius_m)
+
+
+def _wrap(angle: np.ndarray) -> np.ndarray:
+    return (angle + np.pi) % (2 * np.pi) - np.pi
+
+
+def clearance_from_scan(
+    ranges: Any,
+    angle_min: float,
+    angle_increment: float,
+    range_min: float,
+    range_max: float,
+    *,
+    footprint_radius_m: float,
+    angle_offset_rad: float = 0.0,
+) -> dict[str, float | None]:
+    """Free distance beyond the footprint in four +-45 degree sectors of a LaserScan.
+
+    ``angle_offset_rad`` is the robot's forward direction in the scan frame (a scanner
+    mounted backwards has pi). The scanner is assumed at the base centre. Each value is
+    the nearest usable reading in the sector minus ``footprint_radius_m``, floored at 0;
+    None when the sector has no usable reading.
+    """
+    values = np.asarray(ranges, dtype=np.float64)
+    angles = angle_min + angle_increment * np.arange(values.size) - angle_offset_rad
+    free = values.copy()  # NaN stays NaN: an error reading says nothing
+    free[values == np.inf] = range_max
+    free[values == -np.inf] = 0.0
+    finite = np.isfinite(values)
+    free[finite & ((values < range_min) | (values > range_max))] = np.nan
+    result: dict[str, float | None] = {}
+    for direction in DIRECTIONS:
+        offset = np.abs(_wrap(angles - DIRECTION_ANGLES_RAD[direction]))
+        sector = free[(offset <= _SECTOR_HALF_WIDTH_RAD + _ANGLE_EPS) & ~np.isnan(free)]
+        nearest = float(sector.min()) if sector.size else None
+        result[direction] = _clearance(nearest, footprint_radius_m)
+    return result
+
+
+def clearance_from_ranges(
+    readings: Mapping[str, RangeLike | None], *, footprint_radius_m: float
+) -> dict[str, float | None]:
+    """Free distance beyond the footprint from one sensor_msgs/Range per direction.
+
+    Ranges are taken as distances from the base centre; a missing or unusable reading
+    gives None for its direction.
+    """
+    unknown = set(readings) - set(DIRECTIONS)
+    if unknown:
+        raise ValueError(f"unknown clearance directions {sorted(unknown)!r}; expected {list(DIRECTIONS)!r}")
+    result: dict[str, float | None] = {}
+    for direction in DIRECTIONS:
+        reading = readings.get(direction)
+        nearest = (
+            None
+            if reading is None
+            else _usable_range(float(reading.range), float(reading.min_range), float(reading.max_range))
+        )
+        result[direction] = _clearance(nearest, footprint_radius_m)
+    return result

@@ -1,0 +1,316 @@
+"""Observations from ROS topics: cameras, a depth image and base clearance.
+
+Subscription callbacks only keep the newest message of each topic (and count
+it) under one lock; all decoding, resizing and JPEG encoding happens when the
+harness asks, in its own thread. Freshness comes from header stamps against the
+node's clock, so ``use_sim_time`` and bag replay work; an old frame is labelled
+stale with its age, never passed off as current.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rclpy.exceptions import NameValidationException
+from rclpy.node import Node
+from rclpy.subscription import Subscription
+from sensor_msgs.msg import CompressedImage, Image, LaserScan, Range
+
+from harness_ros.config import ObservationConfig, ViewTopic
+from harness_ros.errors import ConfigError
+from harness_ros.observation.contracts import (
+    DIRECTIONS,
+    Clearance,
+    DepthSummary,
+    Observation,
+    ViewImage,
+)
+from harness_ros.observation.pipeline import (
+    FrameDecodeError,
+    clearance_from_ranges,
+    clearance_from_scan,
+    decode_image,
+    depth_to_metres,
+    encode_jpeg,
+    fit_to_budget,
+    render_depth_preview,
+    summarize_depth,
+)
+from harness_ros.ros.qos import qos_for
+
+__all__ = ["RosObservationSource", "stamp_to_seconds"]
+
+_LOG_THROTTLE_S = 5.0
+
+
+def stamp_to_seconds(stamp: Any) -> float:
+    """A builtin_interfaces/Time (anything with ``sec`` and ``nanosec``) as float seconds."""
+    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+@dataclass
+class _Slot:
+    """Newest message of one topic and how many arrived. Guarded by the source's lock."""
+
+    topic: str
+    msg: Any = None
+    count: int = 0
+
+    def stamp(self) -> float | None:
+        return None if self.msg is None else stamp_to_seconds(self.msg.header.stamp)
+
+
+@dataclass(frozen=True)
+class _Freshness:
+    stamp: float
+    age_s: float
+    stale: bool
+
+
+def _freshness(label: str, stamp: float, now: float, max_age_s: float, notes: list[str]) -> _Freshness:
+    age = now - stamp
+    if stamp == 0.0:
+        notes.append(f"{label}: header stamp is zero (the driver does not stamp its messages)")
+    if age < -max_age_s:
+        # a stamp from the future: sim time vs wall time, or an unsynchronised clock
+        notes.append(f"{label}: stamp is {-age:.2f} s ahead of the node clock (check use_sim_time)")
+        return _Freshness(stamp, age, stale=True)
+    age = max(age, 0.0)  # small skew between processes is not a negative age
+    return _Freshness(stamp, age, stale=age > max_age_s)
+
+
+def _select_views(config: ObservationConfig, views: Sequence[str] | None) -> dict[str, str]:
+    """Model-Visible View name -> its key in ``observations.views`` (all views when None).
+
+    Profile view names are lowercased, so keys also match case-insensitively.
+    """
+    if views is None:
+        return {name: name for name in config.views}
+    by_folded = {name.casefold(): name for name in config.views}
+    selected: dict[str, str] = {}
+    missing: list[str] = []
+    for view in views:
+        key = view if view in config.views else by_folded.get(view.casefold())
+        if key is None:
+            missing.append(view)
+        else:
+            selected[view] = key
+    if missing:
+        keys = ", ".join(f"observations.views.{name}.topic" for name in missing)
+        configured = sorted(config.views) or "none"
+        message = (
+            f"Model-Visible View(s) {missing!r} have no camera topic: set {keys} "
+            f"(configured views: {configured})"
+        )
+        raise ConfigError(message)
+    return selected
+
+
+class RosObservationSource:
+    """ObservationSource over ROS topics; one subscription per view, depth and clearance topic."""
+
+    def __init__(
+        self,
+        node: Node,
+        config: ObservationConfig,
+        *,
+        footprint_radius_m: float,
+        views: Sequence[str] | None = None,
+        callback_group: Any = None,
+    ) -> None:
+        self._node = node
+        self._config = config
+        self._footprint_radius_m = footprint_radius_m
+        self._cond = threading.Condition()
+        self._subscriptions: list[Subscription] = []
+        self._callback_group = callback_group
+
+        keys = _select_views(config, views)
+        self._views: dict[str, ViewTopic] = {name: config.views[key] for name, key in keys.items()}
+        self._view_slots: dict[str, _Slot] = {}
+        self._depth_slot: _Slot | None = None
+        self._scan_slot: _Slot | None = None
+        self._range_slots: dict[str, _Slot] = {}
+        try:
+            self._create_subscriptions(keys)
+        except BaseException:
+            self.destroy()  # no half-built source keeps subscriptions alive
+            raise
+
+    # ------------------------------------------------------------------ subscriptions
+    def _create_subscriptions(self, view_keys: dict[str, str]) -> None:
+        for name, view in self._views.items():
+            msg_type = CompressedImage if view.compressed else Image
+            key = f"observations.views.{view_keys[name]}.topic"
+            self._view_slots[name] = self._subscribe(msg_type, view.topic, view.qos, key)
+        depth = self._config.depth
+        if depth is not None:
+            self._depth_slot = self._subscribe(Image, depth.topic, depth.qos, "observations.depth.topic")
+        clearance = self._config.clearance
+        if clearance is not None and clearance.scan_topic is not None:
+            key = "observations.clearance.scan_topic"
+            self._scan_slot = self._subscribe(LaserScan, clearance.scan_topic, clearance.qos, key)
+        elif clearance is not None and clearance.range_topics is not None:
+            for direction in DIRECTIONS:
+                key = f"observations.clearance.range_topics.{direction}"
+                topic = clearance.range_topics[direction]
+                self._range_slots[direction] = self._subscribe(Range, topic, clearance.qos, key)
+
+    def _subscribe(self, msg_type: type, topic: str, qos: str, key: str) -> _Slot:
+        slot = _Slot(topic)
+        try:
+            subscription = self._node.create_subscription(
+                msg_type, topic, self._storer(slot), qos_for(qos), callback_group=self._callback_group
+            )
+        except NameValidationException as err:  # also InvalidTopicNameException
+            raise ConfigError(f"{key}: invalid topic name {topic!r}: {err}") from None
+        slot.topic = subscription.topic_name  # resolved: namespace and remapping applied
+        self._subscriptions.append(subscription)
+        return slot
+
+    def _storer(self, slot: _Slot) -> Callable[[Any], None]:
+        def store(msg: Any) -> None:
+            # keep only the newest message; decoding happens at decision time
+            with self._cond:
+                slot.msg = msg
+                slot.count += 1
+                self._cond.notify_all()
+
+        return store
+
+    def _all_slots(self) -> list[_Slot]:
+        slots = [*self._view_slots.values(), *self._range_slots.values()]
+        slots += [slot for slot in (self._depth_slot, self._scan_slot) if slot is not None]
+        return slots
+
+    def destroy(self) -> None:
+        """Destroy the subscriptions (the node stays)."""
+        for subscription in self._subscriptions:
+            self._node.destroy_subscription(subscription)
+        self._subscriptions.clear()
+
+    # ------------------------------------------------------------------ ObservationSource
+    @property
+    def view_names(self) -> tuple[str, ...]:
+        return tuple(self._views)
+
+    def now(self) -> float:
+        return self._node.get_clock().now().nanoseconds * 1e-9
+
+    def observe(self) -> Observation:
+        now = self.now()
+        with self._cond:
+            view_msgs = {name: slot.msg for name, slot in self._view_slots.items()}
+            depth_msg = None if self._depth_slot is None else self._depth_slot.msg
+        notes: list[str] = []
+        views = tuple(self._view_image(name, view_msgs[name], now, notes) for name in self._views)
+        depth = None if self._depth_slot is None else self._depth_summary(depth_msg, now, notes)
+        clearance = self._clearance_at(now, notes)
+        return Observation(time=now, views=views, depth=depth, clearance=clearance, notes=tuple(notes))
+
+    def observe_after(self, after: float, timeout_s: float) -> Observation:
+        slots = [*self._view_slots.values()]
+        if self._depth_slot is not None:
+            slots.append(self._depth_slot)
+
+        def all_newer() -> bool:
+            return all((stamp := slot.stamp()) is not None and stamp > after for slot in slots)
+
+        with self._cond:
+            self._cond.wait_for(all_newer, timeout=max(0.0, timeout_s))
+        return self.observe()
+
+    def clearance(self) -> Clearance | None:
+        return self._clearance_at(self.now(), [])
+
+    # ------------------------------------------------------------------ extras
+    def wait_for_messages(self, timeout_s: float) -> bool:
+        """Block until every subscribed topic delivered at least one message; False at the deadline."""
+        slots = self._all_slots()
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: all(slot.count > 0 for slot in slots), timeout=max(0.0, timeout_s)
+            )
+
+    def stats(self) -> dict[str, int]:
+        """Messages received per resolved topic name (for benchmarks and diagnostics)."""
+        with self._cond:
+            return {slot.topic: slot.count for slot in self._all_slots()}
+
+    # ------------------------------------------------------------------ building
+    def _warn(self, text: str) -> None:
+        self._node.get_logger().warning(text, throttle_duration_sec=_LOG_THROTTLE_S)
+
+    def _view_image(self, name: str, msg: Any, now: float, notes: list[str]) -> ViewImage:
+        view = self._views[name]
+        if msg is None:
+            notes.append(f"{name}: no frame received on {self._view_slots[name].topic!r}")
+            return ViewImage(name, b"", 0, 0, stamp=None, age_s=None, stale=True, missing=True)
+        fresh = _freshness(name, stamp_to_seconds(msg.header.stamp), now, view.max_age_s, notes)
+        try:
+            image = fit_to_budget(decode_image(msg), view.pixel_budget)
+            jpeg = encode_jpeg(image, self._config.jpeg_quality)
+        except FrameDecodeError as err:
+            text = f"{name}: frame on {self._view_slots[name].topic!r} unusable: {err}"
+            notes.append(text)
+            self._warn(text)
+            return ViewImage(name, b"", 0, 0, fresh.stamp, fresh.age_s, stale=True, missing=True)
+        height, width = image.shape[:2]
+        return ViewImage(name, jpeg, width, height, fresh.stamp, fresh.age_s, fresh.stale)
+
+    def _depth_summary(self, msg: Any, now: float, notes: list[str]) -> DepthSummary:
+        depth = self._config.depth
+        assert depth is not None and self._depth_slot is not None
+        if msg is None:
+            notes.append(f"depth: no frame received on {self._depth_slot.topic!r}")
+            return DepthSummary(regions=(), stamp=None, age_s=None, stale=True)
+        fresh = _freshness("depth", stamp_to_seconds(msg.header.stamp), now, depth.max_age_s, notes)
+        try:
+            metres = depth_to_metres(msg)
+        except FrameDecodeError as err:
+            text = f"depth: frame on {self._depth_slot.topic!r} unusable: {err}"
+            notes.append(text)
+            self._warn(text)
+            return DepthSummary(regions=(), stamp=fresh.stamp, age_s=fresh.age_s, stale=True)
+        preview = (
+            render_depth_preview(metres, quality=self._config.jpeg_quality) if depth.render_preview else b""
+        )
+        return DepthSummary(summarize_depth(metres), fresh.stamp, fresh.age_s, fresh.stale, preview)
+
+    def _clearance_at(self, now: float, notes: list[str]) -> Clearance | None:
+        clearance = self._config.clearance
+        if clearance is None:
+            return None
+        with self._cond:
+            scan = None if self._scan_slot is None else self._scan_slot.msg
+            ranges = {direction: slot.msg for direction, slot in self._range_slots.items()}
+        if self._scan_slot is not None:
+            if scan is None:
+                notes.append(f"clearance: no scan received on {self._scan_slot.topic!r}")
+                return Clearance(None, None, None, None, stamp=None, age_s=None, stale=True)
+            values = clearance_from_scan(
+                scan.ranges,
+                scan.angle_min,
+                scan.angle_increment,
+                scan.range_min,
+                scan.range_max,
+                footprint_radius_m=self._footprint_radius_m,
+                angle_offset_rad=clearance.scan_angle_offset_rad,
+            )
+            stamp = stamp_to_seconds(scan.header.stamp)
+        else:
+            present = {direction: msg for direction, msg in ranges.items() if msg is not None}
+            for direction in DIRECTIONS:
+                if direction not in present:
+                    topic = self._range_slots[direction].topic
+                    notes.append(f"clearance: no {direction} range received on {topic!r}")
+            if not present:
+                return Clearance(None, None, None, None, stamp=None, age_s=None, stale=True)
+            values = clearance_from_ranges(present, footprint_radius_m=self._footprint_radius_m)
+            # the oldest reading decides: one stale sensor makes the whole reading stale
+            stamp = min(stamp_to_seconds(msg.header.stamp) for msg in present.values())
+        fresh = _freshness("clearance", stamp, now, clearance.max_age_s, notes)
+        return Clearance(**values, stamp=fresh.stamp, age_s=fresh.age_s, stale=fresh.stale)

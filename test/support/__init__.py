@@ -1,0 +1,1 @@
+"""Helpers for tests: scripts run as separate ROS processes."""

@@ -1,0 +1,258 @@
+"""RosObservationSource against a real publisher process over DDS.
+
+test/support/frame_publisher.py publishes three VGA rgb8 views, a JPEG view, a
+16UC1 depth image and a LaserScan; this process subscribes through the
+source while a MultiThreadedExecutor spins in a thread, as in the node.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy")
+
+from support import frame_publisher as scene
+
+from harness_ros.config import ObservationConfig
+from harness_ros.errors import ConfigError
+
+pytestmark = pytest.mark.ros
+
+PUBLISHER = Path(__file__).resolve().parent / "support" / "frame_publisher.py"
+RADIUS = 0.3
+FIRST_FRAMES_TIMEOUT_S = 20.0  # discovery plus the publisher's start-up on a loaded machine
+WRIST_BUDGET = 100_000
+
+
+def observation_config(*, max_age_s: float = 2.0, ranges: bool = False) -> ObservationConfig:
+    views: dict[str, Any] = {
+        name: {"topic": topic, "max_age_s": max_age_s} for name, topic in scene.VIEW_TOPICS.items()
+    }
+    views["wrist"]["pixel_budget"] = WRIST_BUDGET
+    views["front_jpeg"] = {"topic": scene.COMPRESSED_TOPIC, "compressed": True, "max_age_s": max_age_s}
+    return ObservationConfig.model_validate(
+        {
+            "views": views,
+            "depth": {"topic": scene.DEPTH_TOPIC, "max_age_s": max_age_s, "render_preview": True},
+            "clearance": {"range_topics": scene.RANGE_TOPICS, "max_age_s": max_age_s}
+            if ranges
+            else {"scan_topic": scene.SCAN_TOPIC, "max_age_s": max_age_s},
+        }
+    )
+
+
+@pytest.fixture
+def spinning_node(ros_context: Any) -> Iterator[Any]:
+    """A node spun by a MultiThreadedExecutor in a background thread (like the harness node)."""
+    import rclpy
+    from rclpy.executors import MultiThreadedExecutor
+
+    node = rclpy.create_node("observation_test", context=ros_context)
+    executor = MultiThreadedExecutor(context=ros_context)
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        yield node
+    finally:
+        executor.shutdown(timeout_sec=5.0)
+        thread.join(timeout=5.0)
+        node.destroy_node()
+
+
+def start_publisher(env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(PUBLISHER), "--rate", "10", *extra],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+@pytest.fixture
+def publisher_factory(ros_env: dict[str, str]) -> Iterator[Any]:
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*extra: str) -> subprocess.Popen[str]:
+        process = start_publisher(ros_env, *extra)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def wait_for_first_frames(source: Any, publisher: subprocess.Popen[str]) -> None:
+    if not source.wait_for_messages(FIRST_FRAMES_TIMEOUT_S):
+        output = ""
+        if publisher.poll() is not None:
+            output = publisher.stdout.read() if publisher.stdout else ""
+        pytest.fail(f"no frames within {FIRST_FRAMES_TIMEOUT_S} s: {source.stats()} {output}")
+
+
+def jpeg_shape(data: bytes) -> tuple[int, ...]:
+    return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR).shape
+
+
+def test_fresh_frames_budgeted_views_metric_depth_and_clearance(
+    spinning_node: Any, publisher_factory: Any
+) -> None:
+    from harness_ros.ros.observations import RosObservationSource
+
+    publisher = publisher_factory()
+    source = RosObservationSource(spinning_node, observation_config(), footprint_radius_m=RADIUS, views=None)
+    wait_for_first_frames(source, publisher)
+
+    observation = source.observe()
+
+    assert [view.name for view in observation.views] == ["front", "torso", "wrist", "front_jpeg"]
+    for view in observation.views:
+        assert not view.missing and not view.stale, view.freshness_label()
+        assert view.age_s is not None and 0.0 <= view.age_s < 2.0
+        assert jpeg_shape(view.jpeg) == (view.height, view.width, 3)
+    front = observation.view("front")
+    assert front is not None and (front.width, front.height) == (320, 240)  # default budget
+    wrist = observation.view("wrist")
+    assert wrist is not None and wrist.width * wrist.height <= WRIST_BUDGET
+    assert abs(wrist.width / wrist.height - 4 / 3) < 0.01
+    # rgb8 (200, 30, 30) arrives as red, not blue: the colour order survived
+    decoded = cv2.imdecode(np.frombuffer(front.jpeg, np.uint8), cv2.IMREAD_COLOR)
+    b, _, r = (int(v) for v in decoded[120, 160])
+    assert r > 180 and b < 50
+
+    depth = observation.depth
+    assert depth is not None and not depth.stale
+    regions = {region.name: region for region in depth.regions}
+    assert (regions["top-left"].nearest_m, regions["top-left"].median_m) == (0.5, 1.234)
+    assert regions["middle-centre"].nearest_m == 1.234
+    assert regions["bottom-right"].nearest_m is None
+    assert depth.preview_jpeg[:2] == b"\xff\xd8"
+
+    clearance = observation.clearance
+    assert clearance is not None and clearance.usable
+    assert clearance.left == pytest.approx(0.8 - RADIUS)
+    assert clearance.forward == pytest.approx(1.5 - RADIUS)
+    assert clearance.right == pytest.approx(2.0 - RADIUS)
+    assert clearance.backward == pytest.approx(scene.SCAN_RANGE_MAX - RADIUS)
+    fresh = source.clearance()
+    assert fresh is not None and fresh.stamp is not None and fresh.stamp >= (clearance.stamp or 0.0)
+
+    stats = source.stats()
+    assert set(stats) == {
+        *scene.VIEW_TOPICS.values(),
+        scene.COMPRESSED_TOPIC,
+        scene.DEPTH_TOPIC,
+        scene.SCAN_TOPIC,
+    }
+    assert all(count >= 1 for count in stats.values())
+
+    after = source.now()
+    started = time.monotonic()
+    newer = source.observe_after(after, timeout_s=5.0)
+    assert time.monotonic() - started < 5.0
+    assert all(view.stamp is not None and view.stamp > after for view in newer.views)
+    assert newer.depth is not None and newer.depth.stamp is not None and newer.depth.stamp > after
+    source.destroy()
+
+
+def test_old_stamps_are_labelled_stale_with_their_age(spinning_node: Any, publisher_factory: Any) -> None:
+    from harness_ros.ros.observations import RosObservationSource
+
+    publisher = publisher_factory("--stamp-age", "5")
+    source = RosObservationSource(
+        spinning_node,
+        observation_config(max_age_s=1.0, ranges=True),
+        footprint_radius_m=RADIUS,
+        views=["front", "wrist"],
+    )
+    wait_for_first_frames(source, publisher)
+
+    observation = source.observe()
+
+    assert [view.name for view in observation.views] == ["front", "wrist"]
+    for view in observation.views:
+        assert view.stale and not view.missing
+        assert view.age_s is not None and 4.5 < view.age_s < 8.0
+        assert view.freshness_label().startswith("STALE (age ")
+        assert view.jpeg  # still shown, but labelled
+    assert observation.depth is not None and observation.depth.stale
+    clearance = source.clearance()
+    assert clearance is not None and clearance.stale and not clearance.usable
+    assert clearance.age_s is not None and 4.5 < clearance.age_s < 8.0
+    # four Range readings, REP 117: +inf behind means free up to max_range
+    assert (clearance.forward, clearance.left, clearance.backward, clearance.right) == pytest.approx(
+        (1.0 - RADIUS, 0.8 - RADIUS, scene.RANGE_MAX - RADIUS, 2.0 - RADIUS)
+    )
+
+    # nothing newer than now will come: the wait is bounded and returns stale frames
+    started = time.monotonic()
+    waited = source.observe_after(source.now(), timeout_s=0.5)
+    assert 0.4 < time.monotonic() - started < 3.0
+    assert all(view.stale for view in waited.views)
+
+
+def test_view_without_topic_or_with_a_bad_one_is_a_config_error(spinning_node: Any) -> None:
+    from harness_ros.ros.observations import RosObservationSource
+
+    with pytest.raises(ConfigError, match=r"'gripper'.*observations\.views\.gripper\.topic"):
+        RosObservationSource(
+            spinning_node, observation_config(), footprint_radius_m=RADIUS, views=["front", "gripper"]
+        )
+
+    bad = ObservationConfig.model_validate(
+        {"views": {"front": {"topic": "cam/front"}}, "depth": {"topic": "depth camera!"}}
+    )
+    with pytest.raises(ConfigError, match=r"observations\.depth\.topic: invalid topic name 'depth camera!'"):
+        RosObservationSource(spinning_node, bad, footprint_radius_m=RADIUS)
+    assert list(spinning_node.subscriptions) == []  # the front subscription was released
+
+
+def test_no_frames_yet_means_missing_not_stale_reuse(spinning_node: Any) -> None:
+    from harness_ros.ros.observations import RosObservationSource
+
+    config = ObservationConfig.model_validate(
+        {
+            "views": {"Front": {"topic": "silent/image"}},
+            "clearance": {
+                "range_topics": {d: f"silent/range_{d}" for d in ("forward", "left", "backward", "right")}
+            },
+        }
+    )
+    # profile view names are lowercased; config keys match case-insensitively
+    source = RosObservationSource(spinning_node, config, footprint_radius_m=RADIUS, views=["front"])
+    observation = source.observe()
+
+    view = observation.view("front")
+    assert view is not None and view.missing and view.jpeg == b""
+    assert view.freshness_label() == "missing (no frame received)"
+    assert any("'/silent/image'" in note for note in observation.notes)
+    assert observation.depth is None
+    clearance = observation.clearance
+    assert clearance is not None and not clearance.usable and clearance.forward is None
+    assert source.wait_for_messages(0.1) is False
+
+
+def test_stamp_to_seconds_reads_builtin_time() -> None:
+    from builtin_interfaces.msg import Time
+
+    from harness_ros.ros.observations import stamp_to_seconds
+
+    assert stamp_to_seconds(Time(sec=1_700_000_005, nanosec=250_000_000)) == pytest.approx(1_700_000_005.25)
