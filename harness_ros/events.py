@@ -17,6 +17,8 @@ __all__ = ["EventType", "HarnessEvent", "TaskStatus"]
 
 class EventType(str, Enum):
     TASK_STARTED = "task_started"
+    TASK_REJECTED = "task_rejected"
+    REVISION = "revision"
     TURN = "turn"
     OBSERVATION = "observation"
     MODEL_RESPONSE = "model_response"

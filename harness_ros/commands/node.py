@@ -1,0 +1,25 @@
+"""``harness-ros node --config FILE [--ros-args ...]``: run the harness node in this venv."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "node",
+        help="run the harness node (configure + activate, then serve tasks)",
+        description="Run the harness lifecycle node. ROS arguments go after --ros-args.",
+    )
+    parser.add_argument("--config", type=Path, help="YAML config (every key is also a ROS parameter)")
+    parser.add_argument(
+        "--no-autostart", action="store_true", help="stay unconfigured until a lifecycle manager says so"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness_ros.ros.node import run_node
+
+    return run_node(args.config, ros_args=args.ros_args, autostart=not args.no_autostart)

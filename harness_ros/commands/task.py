@@ -1,0 +1,118 @@
+"""``harness-ros task "bring the cup"``: send one task to a running harness node and follow it.
+
+Exit 0 when the task completed; 1 when it failed, was aborted, cancelled or rejected,
+or when no harness node answered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+import uuid
+from typing import Any
+
+from harness_ros.errors import HarnessError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("task", help="send a task to the harness node and follow its progress")
+    parser.add_argument("instruction", help="what the robot should do, in plain words")
+    parser.add_argument("--node", default="/harness", help="harness node name (default: /harness)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="give up (and cancel) after S seconds")
+    parser.add_argument("--connect-timeout", type=float, default=15.0, help="wait this long for the node")
+    parser.add_argument("--json", action="store_true", help="print raw JSON events instead of lines")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = follow_task(
+        args.instruction,
+        node_name=args.node,
+        timeout_s=args.timeout,
+        connect_timeout_s=args.connect_timeout,
+        printer=(lambda e: print(json.dumps(e), flush=True)) if args.json else print_event,
+        ros_args=args.ros_args,
+    )
+    return 0 if result.get("status") == "completed" else 1
+
+
+def print_event(event: dict[str, Any]) -> None:
+    from harness_ros.progress import format_event
+
+    line = format_event(event)
+    if line:
+        print(line, flush=True)
+
+
+def follow_task(
+    instruction: str,
+    *,
+    node_name: str = "/harness",
+    timeout_s: float = 900.0,
+    connect_timeout_s: float = 15.0,
+    printer: Any = print_event,
+    ros_args: list[str] | None = None,
+) -> dict[str, Any]:
+    """Publish the instruction, print events until ``done``; returns the done event's data."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from std_msgs.msg import String
+    from std_srvs.srv import Trigger
+
+    from harness_ros.ros.node import EVENTS_QOS
+
+    task_id = f"task-{uuid.uuid4().hex[:12]}"
+    done = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def on_event(msg: String) -> None:
+        try:
+            event = json.loads(msg.data)
+        except json.JSONDecodeError:
+            return
+        if event.get("task_id") != task_id:
+            return
+        printer(event)
+        if event.get("type") == "done":
+            outcome.update(event.get("data") or {})
+            done.set()
+        elif event.get("type") == "task_rejected":
+            outcome.update({"status": "rejected", **(event.get("data") or {})})
+            done.set()
+
+    base = node_name.rstrip("/")
+    with rclpy.init(args=["harness_task", *(ros_args or [])]):
+        node = rclpy.create_node(f"harness_task_{uuid.uuid4().hex[:6]}")
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        spinner = threading.Thread(target=executor.spin, daemon=True)
+        try:
+            node.create_subscription(String, f"{base}/events", on_event, EVENTS_QOS)
+            publisher = node.create_publisher(String, f"{base}/instruction", 10)
+            cancel = node.create_client(Trigger, f"{base}/cancel")
+            spinner.start()
+            deadline = time.monotonic() + connect_timeout_s
+            while publisher.get_subscription_count() == 0 or node.count_publishers(f"{base}/events") == 0:
+                if time.monotonic() > deadline:
+                    raise HarnessError(
+                        f"no active harness node at {base!r} after {connect_timeout_s:.0f} s "
+                        "(is it running and active, on the same ROS_DOMAIN_ID?)"
+                    )
+                done.wait(0.05)
+            publisher.publish(String(data=json.dumps({"instruction": instruction, "task_id": task_id})))
+            if not done.wait(timeout_s):
+                print(f"timed out after {timeout_s:.0f} s; cancelling the task", file=sys.stderr)
+                if cancel.wait_for_service(timeout_sec=2.0):
+                    future = cancel.call_async(Trigger.Request())
+                    finished = threading.Event()
+                    future.add_done_callback(lambda _f: finished.set())
+                    finished.wait(5.0)
+                done.wait(10.0)
+                outcome.setdefault("status", "timeout")
+        finally:
+            executor.shutdown(timeout_sec=1.0)
+            node.destroy_node()
+    return outcome

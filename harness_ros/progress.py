@@ -1,0 +1,85 @@
+"""One readable line per harness event, for ``harness-ros task`` and the demo.
+
+Works on event dicts (as published on ``~/events`` and written to events.jsonl) so
+it serves live topics and recorded runs alike.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["format_event"]
+
+
+def _short(value: Any, limit: int = 140) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _clearance(data: dict[str, Any]) -> str:
+    clearance = data.get("clearance")
+    if not isinstance(clearance, dict):
+        return "clearance: none"
+    parts = []
+    for direction in ("forward", "left", "backward", "right"):
+        value = clearance.get(direction)
+        parts.append(f"{direction[0]} {value:.2f}" if isinstance(value, int | float) else f"{direction[0]} ?")
+    stale = " STALE" if clearance.get("stale") else ""
+    return "clearance m: " + " ".join(parts) + stale
+
+
+def format_event(event: dict[str, Any]) -> str | None:
+    """A display line for one event dict, or None for events not worth a line."""
+    kind = event.get("type")
+    data = event.get("data") or {}
+    turn = event.get("turn")
+    prefix = f"[turn {turn}] " if turn else ""
+    if kind == "task_started":
+        model = data.get("model", "")
+        note = f" (model: {model})" if model else ""
+        return f"task {event.get('task_id')} started{note}: {_short(data.get('instruction', ''))}"
+    if kind == "task_rejected":
+        return f"task rejected: {data.get('reason', '')}"
+    if kind == "observation":
+        views = data.get("views") or []
+        labels = ", ".join(
+            f"{v.get('name')} {v.get('freshness', '')}".strip() for v in views if isinstance(v, dict)
+        )
+        return f"{prefix}observe: {labels or 'no views'} | {_clearance(data)}"
+    if kind == "model_response":
+        calls = data.get("tool_calls") or []
+        if calls:
+            names = ", ".join(str(c.get("name")) for c in calls if isinstance(c, dict))
+            return f"{prefix}decide: call {names}"
+        return f"{prefix}decide: final report"
+    if kind == "tool_call":
+        return f"{prefix}tool {data.get('tool')}({_short(data.get('arguments', {}), 100)})"
+    if kind == "safety":
+        return f"{prefix}safety {data.get('hook', '')}: {data.get('action')} - {data.get('reason', '')}"
+    if kind == "tool_result":
+        result = data.get("result") or {}
+        if result.get("success"):
+            return f"{prefix}  -> ok {_short({k: v for k, v in result.items() if k != 'success'}, 120)}"
+        return f"{prefix}  -> FAILED: {_short(result.get('reason', ''), 160)}"
+    if kind == "verdict":
+        verdict = data.get("verdict", data)
+        reason = verdict.get("failure_reason") or verdict.get("evidence") or ""
+        return f"{prefix}  evaluator: {verdict.get('status')} {_short(reason, 120)}"
+    if kind == "memory_consolidation":
+        if data.get("skipped"):
+            return f"memory: consolidation skipped ({data.get('reason', 'no consolidator')})"
+        if data.get("error"):
+            return f"memory: consolidation failed, trajectory kept for retry: {data.get('error')}"
+        return (
+            f"memory: {data.get('memory_written', 0)} memory entries, "
+            f"{data.get('tool_experience_written', 0)} tool-experience lessons written"
+        )
+    if kind == "compaction":
+        return f"{prefix}context compacted" + (f" (failed: {data['error']})" if data.get("error") else "")
+    if kind == "done":
+        reason = data.get("reason")
+        tail = f" ({reason})" if reason else ""
+        return f"done: {data.get('status')}{tail}"
+    return None

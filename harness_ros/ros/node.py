@@ -1,0 +1,379 @@
+"""The harness node: a managed (lifecycle) node that runs LLM tasks on the robot.
+
+configure  load the config (YAML + ROS parameters), validate the Embodiment Profile,
+           discover skills, subscribe to the camera/depth/clearance topics, bind the
+           configured actions and services as tools, check the ROS graph
+activate   accept tasks on ``~/instruction``
+deactivate cancel a running task, stop accepting new ones
+
+Task API (standard types only):
+``~/instruction`` std_msgs/String  plain text, or JSON {"instruction", "task_id"}
+``~/revise``      std_msgs/String  revise the running task's instruction
+``~/events``      std_msgs/String  one JSON harness event per message
+``~/cancel``      std_srvs/Trigger cancel the running task
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from harness_ros.config import HarnessConfig, config_from_flat, flatten_config, load_config
+from harness_ros.errors import HarnessError, TaskRejectedError
+from harness_ros.events import EventType, HarnessEvent
+
+__all__ = ["EVENTS_QOS", "HarnessNode", "main", "parse_instruction"]
+
+EVENTS_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=200,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
+"""Events are a reliable stream: a progress display must not miss the ``done`` event."""
+
+EventListener = Callable[[HarnessEvent], None]
+
+
+def parse_instruction(text: str) -> tuple[str, str]:
+    """``~/instruction`` payload -> (instruction, task_id). Plain text gets a fresh id."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            payload = json.loads(stripped)
+        except json.JSONDecodeError:
+            payload = None
+        if isinstance(payload, dict) and isinstance(payload.get("instruction"), str):
+            task_id = str(payload.get("task_id") or _new_task_id())
+            return payload["instruction"].strip(), task_id
+    return stripped, _new_task_id()
+
+
+def _new_task_id() -> str:
+    return f"task-{uuid.uuid4().hex[:12]}"
+
+
+class HarnessNode(LifecycleNode):
+    """Runs one task at a time; every setting is a ROS parameter seeded from the YAML config."""
+
+    def __init__(
+        self,
+        *,
+        config_path: Path | None = None,
+        node_name: str = "harness",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(node_name, **kwargs)
+        self._config_path_arg = config_path
+        self.config: HarnessConfig | None = None
+        self.configure_error: str | None = None
+        self._harness: Any = None
+        self._observations: Any = None
+        self._tools: list[Any] = []
+        self._worker: threading.Thread | None = None
+        self._accepting = False
+        self._lock = threading.Lock()
+        self.event_listeners: list[EventListener] = []
+        self._sensor_group = ReentrantCallbackGroup()
+        self._api_group = MutuallyExclusiveCallbackGroup()
+        self._declare_parameters()
+        self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
+
+    # ------------------------------------------------------------------ parameters
+    def _declare_parameters(self) -> None:
+        path_param = self.declare_parameter(
+            "config_file",
+            str(self._config_path_arg or ""),
+            ParameterDescriptor(description="YAML config; every key can be overridden as a parameter."),
+        ).value
+        self._config_file = Path(path_param).resolve() if path_param else None
+        base = load_config(self._config_file) if self._config_file else HarnessConfig()
+        descriptions = _descriptions()
+        self._config_keys = list(flatten_config(base))
+        for key, value in flatten_config(base).items():
+            self.declare_parameter(
+                key,
+                "" if value is None else value,
+                ParameterDescriptor(description=descriptions.get(key, ""), dynamic_typing=True),
+            )
+
+    def _config_from_parameters(self) -> HarnessConfig:
+        flat = {name: self.get_parameter(name).value for name in self._config_keys}
+        base_dir = self._config_file.parent if self._config_file else Path.cwd()
+        origin = f"{self._config_file} + ROS parameters" if self._config_file else "ROS parameters"
+        config = config_from_flat(flat, base_dir=base_dir, origin=origin)
+        return config.model_copy(update={"source": self._config_file})
+
+    # ------------------------------------------------------------------ lifecycle
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        try:
+            self._configure()
+        except HarnessError as err:
+            self.configure_error = str(err)
+            self.get_logger().error(f"refusing to configure: {err}")
+            self._release()
+            return TransitionCallbackReturn.FAILURE
+        self.configure_error = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def _configure(self) -> None:
+        from harness_ros.harness import build_harness
+        from harness_ros.model import build_model
+        from harness_ros.profile import load_embodiment_profile_document_from_config
+        from harness_ros.ros.graph_check import check_graph
+        from harness_ros.ros.observations import RosObservationSource
+        from harness_ros.ros.ros_tools import build_ros_tools
+
+        config = self._config_from_parameters()
+        profile = load_embodiment_profile_document_from_config(config)
+        views = profile.model_visible_views if profile is not None else tuple(config.observations.views)
+        self._observations = RosObservationSource(
+            self,
+            config.observations,
+            footprint_radius_m=config.safety.footprint_radius_m,
+            views=views,
+            callback_group=self._sensor_group,
+        )
+        self._tools = build_ros_tools(self, config.tools, callback_group=self._sensor_group)
+        report = check_graph(self, config, timeout_s=config.graph_check_timeout_s)
+        if not report.ok:
+            message = report.describe()
+            if config.strict_graph:
+                raise HarnessError(f"ROS graph check failed (strict_graph): {message}")
+            self.get_logger().warning(f"ROS graph check: {message}")
+        model = build_model(config)
+        approval = None
+        if any(tool.requires_approval for tool in config.tools):
+            from harness_ros.ros.approval import RosApprovalProvider
+
+            approval = RosApprovalProvider(self)
+        self._harness = build_harness(
+            config,
+            tools=self._tools,
+            observations=self._observations,
+            evaluator=self._build_evaluator(config),
+            approval=approval,
+            model=model,
+        )
+        self.config = config
+        views_text = ", ".join(views) or "none"
+        self.get_logger().info(
+            f"configured: model {config.effective_model()!r}, views [{views_text}], "
+            f"{len(self._tools)} robot tools"
+        )
+
+    def _build_evaluator(self, config: HarnessConfig) -> Any:
+        kind = config.evaluator.kind
+        if kind == "none":
+            return None
+        if kind == "model":
+            from harness_ros.evaluation import ModelEvaluator
+            from harness_ros.model import build_model
+
+            return ModelEvaluator(build_model(config, model=config.evaluator.model))
+        from harness_ros.ros.sim.evaluator import SimGroundTruthEvaluator
+
+        return SimGroundTruthEvaluator(self, config.evaluator.ground_truth_topic)
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._instruction_sub = self.create_subscription(
+            String, "~/instruction", self._on_instruction, 10, callback_group=self._api_group
+        )
+        self._revise_sub = self.create_subscription(
+            String, "~/revise", self._on_revise, 10, callback_group=self._api_group
+        )
+        self._cancel_srv = self.create_service(
+            Trigger, "~/cancel", self._on_cancel, callback_group=self._api_group
+        )
+        self._accepting = True
+        self.get_logger().info("active: send a task on ~/instruction")
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._accepting = False
+        self._stop_task("node deactivated")
+        for entity in ("_instruction_sub", "_revise_sub"):
+            sub = getattr(self, entity, None)
+            if sub is not None:
+                self.destroy_subscription(sub)
+        if getattr(self, "_cancel_srv", None) is not None:
+            self.destroy_service(self._cancel_srv)
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._accepting = False
+        self._stop_task("node shutting down")
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _release(self) -> None:
+        for tool in self._tools:
+            destroy = getattr(tool, "destroy", None)
+            if destroy is not None:
+                destroy()
+        self._tools = []
+        if self._observations is not None:
+            self._observations.destroy()
+            self._observations = None
+        self._harness = None
+
+    def _stop_task(self, reason: str, timeout_s: float = 10.0) -> None:
+        if self._harness is not None:
+            self._harness.cancel(reason)
+        worker = self._worker
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(timeout_s)
+
+    # ------------------------------------------------------------------ task API
+    @property
+    def busy(self) -> bool:
+        worker = self._worker
+        return worker is not None and worker.is_alive()
+
+    def start_task(self, instruction: str, task_id: str | None = None) -> str:
+        """Start a task in a worker thread; raises TaskRejectedError when one is running."""
+        task_id = task_id or _new_task_id()
+        with self._lock:
+            if not self._accepting or self._harness is None:
+                raise TaskRejectedError("the harness node is not active")
+            if self.busy:
+                raise TaskRejectedError("another task is running; cancel it first (~/cancel)")
+            self._worker = threading.Thread(
+                target=self._run_task, args=(instruction, task_id), name=f"task-{task_id}", daemon=True
+            )
+            self._worker.start()
+        return task_id
+
+    def _run_task(self, instruction: str, task_id: str) -> None:
+        self.get_logger().info(f"task {task_id} started: {instruction!r}")
+        status = "failed"
+        try:
+            for event in self._harness.run(instruction, task_id=task_id):
+                self.publish_event(event)
+                if event.type is EventType.DONE:
+                    status = str(event.data.get("status"))
+        except TaskRejectedError as err:
+            self.publish_event(HarnessEvent(EventType.TASK_REJECTED, task_id, data={"reason": str(err)}))
+        except Exception as err:  # noqa: BLE001  a harness bug must not take the node down
+            self.get_logger().error(f"task {task_id} crashed: {type(err).__name__}: {err}")
+            self.publish_event(
+                HarnessEvent(
+                    EventType.DONE,
+                    task_id,
+                    data={"status": "failed", "report": "", "reason": f"internal error: {err}"},
+                )
+            )
+        self.get_logger().info(f"task {task_id} ended: {status}")
+
+    def publish_event(self, event: HarnessEvent) -> None:
+        self._events_pub.publish(String(data=event.to_json()))
+        for listener in list(self.event_listeners):
+            listener(event)
+
+    def _on_instruction(self, msg: String) -> None:
+        instruction, task_id = parse_instruction(msg.data)
+        if not instruction:
+            self.publish_event(
+                HarnessEvent(EventType.TASK_REJECTED, task_id, data={"reason": "empty instruction"})
+            )
+            return
+        try:
+            self.start_task(instruction, task_id)
+        except TaskRejectedError as err:
+            self.get_logger().warning(f"task {task_id} rejected: {err}")
+            self.publish_event(HarnessEvent(EventType.TASK_REJECTED, task_id, data={"reason": str(err)}))
+
+    def _on_revise(self, msg: String) -> None:
+        if self._harness is not None and self.busy:
+            self._harness.revise(msg.data)
+
+    def _on_cancel(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        running = self.busy and self._harness is not None and self._harness.cancel("cancelled by operator")
+        response.success = bool(running)
+        response.message = "cancel requested" if running else "no task is running"
+        return response
+
+    def destroy_node(self) -> None:
+        self._accepting = False
+        self._stop_task("node destroyed", timeout_s=5.0)
+        self._release()
+        super().destroy_node()
+
+
+def _descriptions() -> dict[str, str]:
+    """Dotted key -> description, from the pydantic model (shown by `ros2 param describe`)."""
+    from pydantic import BaseModel
+
+    out: dict[str, str] = {}
+
+    def walk(prefix: str, model: type[BaseModel]) -> None:
+        for name, field in model.model_fields.items():
+            key = f"{prefix}{name}"
+            annotation = field.annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                walk(f"{key}.", annotation)
+            else:
+                out[key] = field.description or ""
+
+    walk("", HarnessConfig)
+    return out
+
+
+def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, autostart: bool = True) -> int:
+    """Spin a HarnessNode until shutdown; configure+activate at start when ``autostart``."""
+    args = ["harness_node", *(ros_args or [])]
+    try:
+        with rclpy.init(args=args):
+            try:
+                node = HarnessNode(config_path=config_path)
+            except HarnessError as err:
+                print(f"error: {err}", file=sys.stderr)
+                return 1
+            executor = MultiThreadedExecutor(num_threads=4)
+            executor.add_node(node)
+            if autostart:
+                if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+                    print(f"error: {node.configure_error}", file=sys.stderr)
+                    node.destroy_node()
+                    return 1
+                node.trigger_activate()
+            try:
+                executor.spin()
+            finally:
+                node.destroy_node()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    return 0
+
+
+def main(args: list[str] | None = None) -> int:
+    """``ros2 run harness_ros harness_node --ros-args --params-file ...``"""
+    from rclpy.utilities import remove_ros_args
+
+    argv = list(sys.argv if args is None else args)
+    rest = remove_ros_args(args=argv)[1:]
+    config_path = Path(rest[0]) if rest else None
+    ros_args = argv[argv.index("--ros-args") :] if "--ros-args" in argv else []
+    return run_node(config_path, ros_args=ros_args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
