@@ -1,0 +1,147 @@
+"""``harness-ros check``: validate a config and what it points at, then print a summary.
+
+Checks, in order: the config file, the Embodiment Profile, the skills folder and
+the memory folder. The first problem ends the command with one ``error:`` message
+(exit 1); a clean run prints what the harness would start with (exit 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness_ros.config import HarnessConfig
+
+__all__ = ["MemorySummary", "register", "run_check", "summarize_memory"]
+
+_MEMORY_SECTIONS = ("Preferences", "Conventions", "General Lessons")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="validate a config, its profile, skills and memory, and print a summary",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="config YAML (default: the shipped config/example.yaml)",
+    )
+    parser.set_defaults(handler=run_check)
+
+
+@dataclass(frozen=True)
+class MemorySummary:
+    """Counts read from a memory folder without changing it."""
+
+    folder: Path
+    entries: dict[str, int]
+    ledgers: tuple[str, ...]
+
+    @property
+    def total_entries(self) -> int:
+        return sum(self.entries.values())
+
+
+def summarize_memory(folder: Path) -> MemorySummary:
+    """Count ``- [`` entries in the three MEMORY.md sections and the tool ledgers.
+
+    A missing folder or MEMORY.md is an empty memory (FileMemory creates them).
+    """
+    from harness_ros.errors import MemoryStoreError
+    from harness_ros.paths import display_path
+
+    entries = dict.fromkeys(_MEMORY_SECTIONS, 0)
+    if folder.exists() and not folder.is_dir():
+        raise MemoryStoreError(f"Memory folder {display_path(folder)!r} (memory.dir) is not a folder")
+    memory_file = folder / "MEMORY.md"
+    if memory_file.is_file():
+        try:
+            text = memory_file.read_bytes().decode("utf-8")
+        except OSError as err:
+            raise MemoryStoreError(f"Cannot read {display_path(memory_file)!r}: {err.strerror}") from None
+        except UnicodeDecodeError as err:
+            raise MemoryStoreError(
+                f"Invalid memory file {display_path(memory_file)!r}: not UTF-8 text (offset {err.start})"
+            ) from None
+        section: str | None = None
+        for line in text.splitlines():
+            match = _HEADING.match(line)
+            if match:
+                title = match.group(2).strip().casefold()
+                section = next((s for s in _MEMORY_SECTIONS if s.casefold() == title), None)
+            elif section is not None and line.startswith("- ["):
+                entries[section] += 1
+    ledger_folder = folder / "tool_experience"
+    ledgers: tuple[str, ...] = ()
+    if ledger_folder.is_dir():
+        ledgers = tuple(sorted(p.stem for p in ledger_folder.glob("*.md") if p.is_file()))
+    return MemorySummary(folder=folder, entries=entries, ledgers=ledgers)
+
+
+def _describe_model(config: HarnessConfig) -> str:
+    import os
+
+    model = config.effective_model()
+    origin = " (from HARNESS_MODEL)" if os.environ.get("HARNESS_MODEL") else ""
+    if model.startswith("harness_demo/"):
+        return f"{model}{origin}: the scripted demo policy, not a language model"
+    return f"{model}{origin}"
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from harness_ros.config import load_config
+    from harness_ros.paths import default_config_path, display_path
+    from harness_ros.profile import load_embodiment_profile_document_from_config
+    from harness_ros.skills import SkillCatalog
+
+    config_path: Path = args.config if args.config is not None else default_config_path()
+    config = load_config(config_path)
+    profile = load_embodiment_profile_document_from_config(config)
+    catalog = SkillCatalog.discover(config.skills.dir)
+    memory = summarize_memory(config.memory.dir)
+
+    lines = [f"config:  {display_path(config_path)}", f"model:   {_describe_model(config)}"]
+    if profile is None:
+        lines.append("profile: none configured (embodiment_profile_file)")
+    else:
+        views = ", ".join(profile.model_visible_views)
+        lines.append(f"profile: {display_path(profile.path)} (views: {views})")
+    if catalog.has_skills:
+        resources = sum(len(skill.resources) for skill in catalog.skills.values())
+        lines.append(
+            f"skills:  {len(catalog.skills)} ({', '.join(catalog.names)}); {resources} declared resource(s)"
+        )
+    else:
+        lines.append("skills:  none")
+    tools = ", ".join(tool.name for tool in config.tools) or "none configured"
+    lines.append(f"tools:   {tools}")
+    counts = ", ".join(f"{name} {count}" for name, count in memory.entries.items())
+    ledgers = f"{len(memory.ledgers)} tool ledger(s)"
+    if memory.ledgers:
+        ledgers += f" ({', '.join(memory.ledgers)})"
+    lines.append(
+        f"memory:  {display_path(memory.folder)} ({memory.total_entries} entries: {counts}; {ledgers})"
+    )
+    print("\n".join(lines))
+
+    if profile is not None and config.observations.views:
+        unmapped = [v for v in profile.model_visible_views if v not in config.observations.views]
+        if unmapped:
+            # The ROS node refuses to start like this; the core alone does not care.
+            print(
+                f"warning: profile views without a camera topic in observations.views: {', '.join(unmapped)}",
+                file=sys.stderr,
+            )
+    print("check: OK")
+    return 0

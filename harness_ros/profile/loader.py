@@ -1,0 +1,229 @@
+"""Parse and validate an Embodiment Profile (Markdown, via markdown-it-py).
+
+Matching rules:
+- headings count at any level (``#`` to ``######``, ATX or setext) when they are
+  top-level blocks (a heading inside a list or quote is content);
+- a heading matches a section or item name case- and punctuation-insensitively
+  (``#### base-footprint:`` is the item Base Footprint);
+- an item belongs to the nearest recognised section heading above it; an
+  unrecognised heading at or above that section's level closes the section, so
+  extra sections and whatever they hold are ignored;
+- an item's content runs until the next heading at or above the item's level, or
+  the next recognised heading; deeper headings inside it are content;
+- HTML comments alone do not count as content (a template's ``<!-- fill in -->``
+  is still an empty item).
+
+Every problem is collected and reported at once, in canonical order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from markdown_it import MarkdownIt
+
+from harness_ros.errors import ProfileParseError
+from harness_ros.paths import display_path
+from harness_ros.profile.contracts import MODEL_VISIBLE_VIEWS_ITEM, REQUIRED_STRUCTURE, EmbodimentProfile
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+    from harness_ros.config import HarnessConfig
+
+__all__ = [
+    "load_embodiment_profile",
+    "load_embodiment_profile_document_from_config",
+    "parse_embodiment_profile",
+]
+
+_VIEW_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])(?:\s+|$)")
+_COMMENT_ONLY = re.compile(r"\s*(?:<!--.*?-->\s*)+", re.DOTALL)
+_SECTION_OF_ITEM = {item: section for section, items in REQUIRED_STRUCTURE for item in items}
+
+
+def _key(heading: str) -> str:
+    """Case- and punctuation-insensitive form of a heading: lowercase words joined by one space."""
+    return " ".join(re.findall(r"[a-z0-9]+", heading.lower()))
+
+
+_SECTION_KEYS = {_key(section): section for section, _ in REQUIRED_STRUCTURE}
+_ITEM_KEYS = {_key(item): item for item in _SECTION_OF_ITEM}
+
+
+@dataclass(frozen=True)
+class _Heading:
+    level: int
+    text: str
+    start: int  # first source line of the heading
+    end: int  # first source line after it
+
+    @property
+    def recognised(self) -> bool:
+        key = _key(self.text)
+        return key in _SECTION_KEYS or key in _ITEM_KEYS
+
+
+def _error(path: Path, problems: list[str]) -> ProfileParseError:
+    first, *rest = problems
+    message = "\n".join(
+        [f"Invalid Embodiment Profile ({display_path(path)}): {first}", *(f"  {p}" for p in rest)]
+    )
+    return ProfileParseError(message)
+
+
+class _Document:
+    """The source lines and top-level block tokens of one Markdown file."""
+
+    def __init__(self, text: str) -> None:
+        # markdown-it maps tokens onto lines of the normalised source.
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.lines = text.split("\n")
+        tokens = MarkdownIt("commonmark").parse(text)
+        self.headings: list[_Heading] = []
+        for index, token in enumerate(tokens):
+            if token.type == "heading_open" and token.level == 0 and token.map is not None:
+                inline = tokens[index + 1]
+                self.headings.append(_Heading(int(token.tag[1:]), inline.content, *token.map))
+        self.blocks: list[Token] = [t for t in tokens if t.level == 0 and t.map is not None]
+
+    def item_content(self, index: int) -> str:
+        """Normalised Markdown under ``headings[index]``: deeper headings re-levelled under ``###``."""
+        heading = self.headings[index]
+        stop = len(self.lines)
+        for following in self.headings[index + 1 :]:
+            if following.level <= heading.level or following.recognised:
+                stop = following.start
+                break
+        lines: list[str | None] = list(self.lines[heading.end : stop])
+
+        def blank(start: int, end: int) -> None:
+            for number in range(max(start, heading.end), min(end, stop)):
+                lines[number - heading.end] = None
+
+        for block in self.blocks:
+            assert block.map is not None
+            start, end = block.map
+            if not heading.end <= start < stop:
+                continue
+            if block.type == "html_block" and _COMMENT_ONLY.fullmatch(block.content):
+                blank(start, end)
+        for sub in self.headings[index + 1 :]:
+            if sub.start >= stop:
+                break
+            # Keep the nesting relative to the item, which renders as ``###``.
+            level = min(6, 3 + sub.level - heading.level)
+            blank(sub.start, sub.end)
+            lines[sub.start - heading.end] = f"{'#' * level} {sub.text}"
+        kept = [line.rstrip() for line in lines if line is not None]
+        while kept and not kept[0]:
+            kept.pop(0)
+        while kept and not kept[-1]:
+            kept.pop()
+        return "\n".join(kept)
+
+
+def _parse_views(content: str) -> tuple[tuple[str, ...], list[str]]:
+    """View names from a comma-, newline- or bullet-separated list; problems for bad entries."""
+    where = f"Perception Configuration / {MODEL_VISIBLE_VIEWS_ITEM}"
+    views: list[str] = []
+    problems: list[str] = []
+    for raw_line in content.split("\n"):
+        line = _LIST_MARKER.sub("", raw_line.strip())
+        for part in line.split(","):
+            name = part.strip().strip("`").strip().lower()
+            if not name:
+                continue
+            if not _VIEW_NAME.fullmatch(name):
+                problems.append(
+                    f"invalid view name {name!r} in {where}: "
+                    "use short names of letters, digits, '_' or '-' (e.g. front, torso, wrist)"
+                )
+            elif name in views:
+                problems.append(f"duplicate view {name!r} in {where}")
+            else:
+                views.append(name)
+    if not views and not problems:
+        problems.append(f"no view names in {where}")
+    return tuple(views), problems
+
+
+def parse_embodiment_profile(text: str, path: Path) -> EmbodimentProfile:
+    """Validate profile text; ``path`` is only used in the result and in error messages."""
+    document = _Document(text)
+    sections_seen: set[str] = set()
+    contents: dict[str, str] = {}
+    misplaced: dict[str, str | None] = {}
+    duplicates: list[str] = []
+    current: str | None = None
+    current_level = 0
+    item_level = 7  # level of the last item heading; deeper unrecognised headings are its content
+    for index, heading in enumerate(document.headings):
+        key = _key(heading.text)
+        if key in _SECTION_KEYS:
+            current, current_level, item_level = _SECTION_KEYS[key], heading.level, 7
+            if current in sections_seen:
+                duplicates.append(f"duplicate section: {current}")
+            sections_seen.add(current)
+        elif key in _ITEM_KEYS:
+            item = _ITEM_KEYS[key]
+            item_level = heading.level
+            if _SECTION_OF_ITEM[item] != current:
+                misplaced.setdefault(item, current)
+            elif item in contents:
+                duplicates.append(f"duplicate item: {current} / {item}")
+            else:
+                contents[item] = document.item_content(index)
+        elif current is not None and heading.level <= min(current_level, item_level):
+            current = None
+
+    problems: list[str] = []
+    for section, items in REQUIRED_STRUCTURE:
+        if section not in sections_seen:
+            problems.append(f"missing section: {section}")
+            continue
+        for item in items:
+            if item not in contents:
+                hint = ""
+                if item in misplaced:
+                    owner = misplaced[item]
+                    hint = f" (found under {owner!r})" if owner else " (found outside any section)"
+                problems.append(f"missing item: {section} / {item}{hint}")
+            elif not contents[item]:
+                problems.append(f"missing item content: {section} / {item}")
+    problems.extend(duplicates)
+
+    views: tuple[str, ...] = ()
+    if contents.get(MODEL_VISIBLE_VIEWS_ITEM):
+        views, view_problems = _parse_views(contents[MODEL_VISIBLE_VIEWS_ITEM])
+        problems.extend(view_problems)
+    if problems:
+        raise _error(path, problems)
+    return EmbodimentProfile(path=path, items=MappingProxyType(dict(contents)), model_visible_views=views)
+
+
+def load_embodiment_profile(path: str | Path) -> EmbodimentProfile:
+    """Read and validate one profile file; ``ProfileParseError`` names every problem."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as err:
+        raise _error(path, [f"cannot read file: {err.strerror or err}"]) from None
+    except UnicodeDecodeError as err:
+        raise _error(path, [f"not UTF-8 text (invalid byte at offset {err.start})"]) from None
+    return parse_embodiment_profile(text, path)
+
+
+def load_embodiment_profile_document_from_config(config: HarnessConfig) -> EmbodimentProfile | None:
+    """The configured profile, validated; ``None`` when ``embodiment_profile_file`` is unset.
+
+    ``load_config`` already resolved a relative path against the config file's folder.
+    """
+    if config.embodiment_profile_file is None:
+        return None
+    return load_embodiment_profile(config.embodiment_profile_file)
