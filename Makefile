@@ -29,7 +29,7 @@ $(IFACE_STAMP): $(STAMP) $(shell find interfaces -type f -not -path '*/build/*' 
 	@touch $@
 
 demo: $(IFACE_STAMP)
-	$(BIN)/harness-ros demo
+	$(BIN)/harness-ros check --config config/example.yaml
 
 check: $(STAMP)
 	$(BIN)/harness-ros check --config config/example.yaml
