@@ -1,0 +1,150 @@
+"""``harness-ros memory``: inspect durable memory and consolidate saved trajectories offline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness_ros.errors import MemoryStoreError
+
+if TYPE_CHECKING:
+    from harness_ros.config import HarnessConfig
+
+__all__ = ["register"]
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("memory", help="show durable memory, consolidate a saved trajectory")
+    commands = parser.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+
+    show = commands.add_parser("show", help="print the resident memory and the tool-experience summaries")
+    _common(show)
+    show.add_argument(
+        "--no-model",
+        action="store_true",
+        help="never call a model: print ledger sizes for uncached summaries",
+    )
+    show.set_defaults(handler=_show)
+
+    consolidate = commands.add_parser("consolidate", help="consolidate a completed trajectory JSON file")
+    _common(consolidate)
+    consolidate.add_argument("--trajectory", required=True, type=Path, help="trajectory.json of a run")
+    consolidate.add_argument("--dry-run", action="store_true", help="decide and print, write nothing")
+    consolidate.add_argument(
+        "--allowed-tools",
+        default=None,
+        help="comma-separated tool names (default: the configured tools and those in the trajectory)",
+    )
+    consolidate.set_defaults(handler=_consolidate)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, default=None, help="harness YAML config")
+    parser.add_argument("--memory", type=Path, default=None, help="memory folder (default: the config's)")
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _config(args: argparse.Namespace) -> HarnessConfig:
+    from harness_ros.config import HarnessConfig, load_config
+
+    return load_config(args.config) if args.config is not None else HarnessConfig()
+
+
+def _memory_dir(args: argparse.Namespace, config: HarnessConfig) -> Path:
+    return Path(args.memory) if args.memory is not None else config.memory.dir
+
+
+def _show(args: argparse.Namespace) -> int:
+    from harness_ros.memory import FileMemory, ModelToolExperienceSummarizer
+
+    config = _config(args)
+    root = _memory_dir(args, config)
+    if not root.is_dir():
+        raise MemoryStoreError(f"Memory folder {str(root)!r} does not exist (no task has written memory yet)")
+    memory = FileMemory(root, min_confidence=config.memory.min_confidence)
+    _out(memory.resident_memory().rstrip("\n"))
+    tools = memory.ledger_tools()
+    _out("")
+    _out("# Tool Experience")
+    if not tools:
+        _out("(no ledgers)")
+        return 0
+    uncached = [tool for tool in tools if memory.cached_summary(tool) is None]
+    summaries = {tool: memory.cached_summary(tool) for tool in tools}
+    if uncached and not args.no_model:
+        from harness_ros.model import build_model
+
+        summarizer = ModelToolExperienceSummarizer(build_model(config))
+        with_model = FileMemory(root, tool_experience_summarizer=summarizer)
+        summaries.update(with_model.tool_experience_summaries(uncached))
+        for tool, error in with_model.summary_errors.items():
+            _out(f"warning: {tool}: no summary: {error}")
+    for tool in tools:
+        summary = summaries.get(tool)
+        if summary:
+            _out(f"- {tool}: {summary}")
+            continue
+        ledger = memory.ledger_entries(tool)
+        counts = f"{len(ledger['success'])} success, {len(ledger['failure'])} failure entries"
+        _out(f"- {tool}: {counts} (no summary)")
+    return 0
+
+
+def _load_trajectory(path: Path) -> dict[str, Any]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise MemoryStoreError(f"Cannot read trajectory {str(path)!r}: {err.strerror}") from None
+    except json.JSONDecodeError as err:
+        raise MemoryStoreError(
+            f"Trajectory {str(path)!r} is not JSON: {err.msg} (line {err.lineno})"
+        ) from None
+    if not isinstance(raw, dict):
+        raise MemoryStoreError(f"Trajectory {str(path)!r} must be a JSON object")
+    return raw
+
+
+def _consolidate(args: argparse.Namespace) -> int:
+    from harness_ros.memory import FileMemory, ModelMemoryConsolidator
+    from harness_ros.model import build_model
+
+    config = _config(args)
+    trajectory = _load_trajectory(args.trajectory)
+    if args.allowed_tools is not None:
+        allowed = [name.strip() for name in args.allowed_tools.split(",") if name.strip()]
+    else:
+        used = {str(event.get("tool")) for event in trajectory.get("events") or [] if isinstance(event, dict)}
+        allowed = sorted(
+            name for name in {tool.name for tool in config.tools} | used if TOOL_NAME.fullmatch(name)
+        )
+    consolidator = ModelMemoryConsolidator(build_model(config), min_confidence=config.memory.min_confidence)
+    memory = FileMemory(
+        _memory_dir(args, config),
+        consolidator=consolidator,
+        min_confidence=config.memory.min_confidence,
+        pending_limit=config.memory.pending_limit,
+    )
+    result = memory.consolidate_trajectory(trajectory, allowed_tools=allowed, dry_run=args.dry_run)
+    for decision in result["decisions"]:
+        verdict = "ACCEPTED" if decision["accepted"] else "REJECTED"
+        where = (
+            f"memory/{decision['section']}"
+            if decision["kind"] == "memory"
+            else f"{decision['tool']}/{decision['outcome']}"
+        )
+        _out(f"{verdict} {where} ({decision['confidence']:.2f}, {decision['rule']}): {decision['text']}")
+    suffix = " (dry run: nothing written)" if args.dry_run else ""
+    _out(
+        f"{result['memory_written']} memory and {result['tool_experience_written']} tool-experience "
+        f"entries accepted, {result['rejected']} rejected{suffix}"
+    )
+    return 0

@@ -1,0 +1,130 @@
+"""Markdown files with controlled sections: MEMORY.md and tool ledgers.
+
+A controlled section (``## Preferences``, ``## Success`` ...) holds one bullet per
+entry. Everything else (text before the first section, any other section, non-bullet
+lines inside a controlled section) belongs to the operator: it is kept byte for byte
+on every write and never projected to the model. Writes only insert lines, so an
+edit can never lose what was already there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["SectionedDocument", "normalize_heading"]
+
+_HEADING = re.compile(r"^(#{1,2})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_BULLET = re.compile(r"^[ \t]{0,3}[-*+][ \t]+(.*?)\s*$")
+_LABEL = re.compile(r"^\[([a-z-]+)\][ \t]*")
+
+
+def normalize_heading(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@dataclass(frozen=True)
+class _Section:
+    key: str
+    """Normalised heading text."""
+    start: int
+    """Index of the heading line."""
+    end: int
+    """Index one past the section's last line."""
+
+
+class SectionedDocument:
+    """One Markdown file split at level-1/2 headings (outside code fences)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines: list[str] = text.splitlines(keepends=True)
+        self.sections: list[_Section] = self._split()
+
+    def _split(self) -> list[_Section]:
+        starts: list[tuple[str, int, int]] = []
+        fence: str | None = None
+        for index, line in enumerate(self.lines):
+            fence_match = _FENCE.match(line)
+            if fence_match:
+                marker = fence_match.group(1)
+                if fence is None:
+                    fence = marker[0]
+                elif marker[0] == fence:
+                    fence = None
+                continue
+            if fence is not None:
+                continue
+            heading = _HEADING.match(line.rstrip("\r\n"))
+            if heading:
+                starts.append((normalize_heading(heading.group(2)), index, len(heading.group(1))))
+        sections: list[_Section] = []
+        for position, (key, start, level) in enumerate(starts):
+            end = starts[position + 1][1] if position + 1 < len(starts) else len(self.lines)
+            if level == 2:
+                sections.append(_Section(key, start, end))
+        return sections
+
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def _find(self, name: str) -> list[_Section]:
+        key = normalize_heading(name)
+        return [section for section in self.sections if section.key == key]
+
+    def entries(self, name: str, *, labels: Sequence[str] = ()) -> list[str]:
+        """Bullet texts of every section called ``name``, a leading known ``[label]`` removed."""
+        found: list[str] = []
+        for section in self._find(name):
+            for line in self.lines[section.start + 1 : section.end]:
+                match = _BULLET.match(line.rstrip("\r\n"))
+                if not match or not match.group(1):
+                    continue
+                text = match.group(1)
+                label = _LABEL.match(text)
+                if label and label.group(1) in labels:
+                    text = text[label.end() :]
+                if text.strip():
+                    found.append(text.strip())
+        return found
+
+    def _newline(self) -> str:
+        crlf = sum(1 for line in self.lines if line.endswith("\r\n"))
+        return "\r\n" if crlf * 2 > len(self.lines) else "\n"
+
+    def _close_line(self, index: int) -> None:
+        """Make sure the line before an insertion point ends with a newline."""
+        if 0 <= index < len(self.lines) and not self.lines[index].endswith("\n"):
+            self.lines[index] += self._newline()
+
+    def add_entries(self, name: str, bullets: Sequence[str], *, order: Sequence[str]) -> None:
+        """Insert ``- <bullet>`` lines into section ``name``; create it (in ``order``) if absent."""
+        if not bullets:
+            return
+        newline = self._newline()
+        new_lines = [f"- {bullet}{newline}" for bullet in bullets]
+        existing = self._find(name)
+        if existing:
+            section = existing[0]
+            insert_at = section.start + 1
+            for index in range(section.start + 1, section.end):
+                if _BULLET.match(self.lines[index].rstrip("\r\n")):
+                    insert_at = index + 1
+        else:
+            insert_at = self._new_section_position(name, order)
+            new_lines = [f"## {name}{newline}", *new_lines]
+        self._close_line(insert_at - 1)
+        self.lines[insert_at:insert_at] = new_lines
+        self.sections = self._split()
+
+    def _new_section_position(self, name: str, order: Sequence[str]) -> int:
+        keys = [normalize_heading(item) for item in order]
+        rank = keys.index(normalize_heading(name)) if normalize_heading(name) in keys else len(keys)
+        before = [s for s in self.sections if s.key in keys[:rank]]
+        if before:
+            return before[-1].end
+        after = [s for s in self.sections if s.key in keys[rank + 1 :]]
+        if after:
+            return after[0].start
+        return len(self.lines)

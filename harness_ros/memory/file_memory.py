@@ -1,0 +1,794 @@
+"""FileMemory: Task Notes, durable memory and tool-experience ledgers in one folder.
+
+    <root>/MEMORY.md                  Preferences, Conventions, General Lessons (+ operator text)
+    <root>/TASK_NOTES.md              the running task's notes; removed at task end
+    <root>/tool_experience/<tool>.md  Success / Failure lessons per tool
+    <root>/audit.jsonl                every proposed entry, accepted or not, and why
+    <root>/pending/*.json             completed trajectories whose consolidation failed
+    <root>/.summary_cache.json        ledger summaries keyed by ledger content hash
+    <root>/.journal.json              intent of a consolidation being applied (crash recovery)
+
+Consolidation is the only path to durable memory, and it is conservative: the
+whole proposal is validated first (an invalid one writes nothing), then each entry
+passes, in order, the confidence threshold, the empty/transient/poisoning text rules,
+the trajectory evidence rules and case-folded de-duplication. Accepted entries are
+inserted (never rewritten) under an inter-process lock with atomic file replacement.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import math
+import re
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness_ros.errors import MemoryStoreError
+from harness_ros.memory.contracts import (
+    SECTIONS,
+    MemoryConsolidation,
+    MemoryConsolidatorProtocol,
+    ToolExperienceSummarizerProtocol,
+)
+from harness_ros.memory.document import SectionedDocument
+from harness_ros.memory.model_policies import (
+    SUMMARY_MAX_CHARS,
+    ModelMemoryConsolidator,
+    ModelToolExperienceSummarizer,
+)
+from harness_ros.memory.rules import (
+    DEFAULT_POISONING_RULES,
+    DEFAULT_TRANSIENT_RULES,
+    TransientRule,
+    first_match,
+    has_confirmed_success,
+    has_failure_then_confirmed_success,
+)
+from harness_ros.memory.storage import (
+    append_bytes,
+    atomic_write_bytes,
+    memory_lock,
+    read_text,
+    remove_stale_temp_files,
+)
+from harness_ros.memory.task_notes import TaskNotes, normalize_verdict
+
+__all__ = [
+    "LABELS",
+    "MAX_ENTRY_CHARS",
+    "TOOL_NAME_PATTERN",
+    "ConsolidationDecision",
+    "FileMemory",
+]
+
+logger = logging.getLogger(__name__)
+
+LABELS: dict[str, str] = {
+    "Preferences": "user-preference",
+    "Conventions": "convention",
+    "General Lessons": "general-lesson",
+}
+OUTCOME_SECTIONS: dict[str, str] = {"success": "Success", "failure": "Failure"}
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
+MAX_ENTRY_CHARS = 500
+TASK_STATUSES = frozenset({"completed", "aborted", "failed", "cancelled"})
+
+MEMORY_FILE = "MEMORY.md"
+NOTES_FILE = "TASK_NOTES.md"
+LEDGER_DIR = "tool_experience"
+PENDING_DIR = "pending"
+AUDIT_FILE = "audit.jsonl"
+SUMMARY_CACHE_FILE = ".summary_cache.json"
+JOURNAL_FILE = ".journal.json"
+
+_MEMORY_TEMPLATE = "# Memory\n\n## Preferences\n## Conventions\n## General Lessons\n"
+_LEDGER_TEMPLATE = "# Tool Experience: {tool}\n\n## Success\n## Failure\n"
+_LEADING_BULLET = re.compile(r"^(?:[-*+]\s+)?(?:\[(?:user-preference|convention|general-lesson)\]\s*)?")
+
+
+@dataclass(frozen=True)
+class ConsolidationDecision:
+    """What happened to one proposed entry, and which rule decided."""
+
+    kind: str
+    """``memory`` or ``tool_experience``."""
+    text: str
+    confidence: float
+    accepted: bool
+    rule: str
+    section: str | None = None
+    tool: str | None = None
+    outcome: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind}
+        if self.kind == "memory":
+            data["section"] = self.section
+        else:
+            data["tool"] = self.tool
+            data["outcome"] = self.outcome
+        data.update(text=self.text, confidence=self.confidence, accepted=self.accepted, rule=self.rule)
+        return data
+
+
+def _check_threshold(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MemoryStoreError(f"min_confidence must be a number in [0, 1], got {value!r}")
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise MemoryStoreError(f"min_confidence must be a finite number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _clean_text(text: str) -> str:
+    """One line: whitespace collapsed (no heading can be injected), stray bullet/label removed."""
+    flat = " ".join(text.split())
+    return _LEADING_BULLET.sub("", flat, count=1).strip()
+
+
+def _dedup_key(text: str) -> str:
+    return " ".join(text.split()).casefold().rstrip(" .!")
+
+
+def _valid_tool_name(name: Any) -> bool:
+    return isinstance(name, str) and TOOL_NAME_PATTERN.fullmatch(name) is not None
+
+
+def _finite_confidence(value: Any) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0
+    )
+
+
+class FileMemory:
+    """Durable memory of one robot (or several sharing the folder through the lock)."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        consolidator: MemoryConsolidatorProtocol | None = None,
+        tool_experience_summarizer: ToolExperienceSummarizerProtocol | None = None,
+        min_confidence: float = 0.75,
+        transient_rules: Sequence[TransientRule] = DEFAULT_TRANSIENT_RULES,
+        poisoning_rules: Sequence[TransientRule] = DEFAULT_POISONING_RULES,
+        pending_limit: int = 20,
+        max_pending_attempts: int = 5,
+        lock_timeout_s: float = 30.0,
+    ) -> None:
+        self.root = Path(root)
+        self.min_confidence = _check_threshold(min_confidence)
+        if pending_limit < 1 or max_pending_attempts < 1:
+            raise MemoryStoreError("pending_limit and max_pending_attempts must be at least 1")
+        try:
+            (self.root / LEDGER_DIR).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise MemoryStoreError(
+                f"Cannot create memory folder {str(self.root)!r}: {err.strerror}"
+            ) from None
+        self.consolidator = consolidator
+        if tool_experience_summarizer is None and isinstance(consolidator, ModelMemoryConsolidator):
+            # The reference pairing: the consolidating model also summarises the ledgers.
+            tool_experience_summarizer = ModelToolExperienceSummarizer(consolidator.model)
+        if (
+            consolidator is not None
+            and tool_experience_summarizer is None
+            and not isinstance(consolidator, ModelMemoryConsolidator)
+            and self.ledger_tools()
+        ):
+            msg = (
+                f"Memory folder {str(self.root)!r} has tool-experience ledgers and a custom consolidator "
+                f"({type(consolidator).__name__}) but no tool_experience_summarizer: pass one explicitly "
+                "(ledger lines are never concatenated in place of a summary)"
+            )
+            raise MemoryStoreError(msg)
+        self.summarizer = tool_experience_summarizer
+        self.transient_rules = tuple(transient_rules)
+        self.poisoning_rules = tuple(poisoning_rules)
+        self.pending_limit = pending_limit
+        self.max_pending_attempts = max_pending_attempts
+        self.lock_timeout_s = lock_timeout_s
+        self.summary_errors: dict[str, str] = {}
+        self._notes: TaskNotes | None = None
+        self._last_snapshot: str | None = None
+        self._notes_lock = threading.Lock()
+        for folder in (self.root, self.root / LEDGER_DIR, self.root / PENDING_DIR):
+            remove_stale_temp_files(folder)
+
+    # ------------------------------------------------------------------ paths and reads
+
+    @property
+    def memory_path(self) -> Path:
+        return self.root / MEMORY_FILE
+
+    @property
+    def notes_path(self) -> Path:
+        return self.root / NOTES_FILE
+
+    @property
+    def audit_path(self) -> Path:
+        return self.root / AUDIT_FILE
+
+    @property
+    def pending_dir(self) -> Path:
+        return self.root / PENDING_DIR
+
+    def ledger_path(self, tool: str) -> Path:
+        if not _valid_tool_name(tool):
+            raise MemoryStoreError(f"Invalid tool name {tool!r}: must match {TOOL_NAME_PATTERN.pattern}")
+        return self.root / LEDGER_DIR / f"{tool}.md"
+
+    def ledger_tools(self) -> list[str]:
+        """Tools that have a ledger file."""
+        folder = self.root / LEDGER_DIR
+        if not folder.is_dir():
+            return []
+        return sorted(path.stem for path in folder.glob("*.md") if _valid_tool_name(path.stem))
+
+    def memory_entries(self) -> dict[str, list[str]]:
+        """Entry texts of the three controlled sections (labels removed)."""
+        document = SectionedDocument(read_text(self.memory_path) or "")
+        labels = tuple(LABELS.values())
+        return {section: document.entries(section, labels=labels) for section in SECTIONS}
+
+    def ledger_entries(self, tool: str) -> dict[str, list[str]]:
+        document = SectionedDocument(read_text(self.ledger_path(tool)) or "")
+        return {outcome: document.entries(section) for outcome, section in OUTCOME_SECTIONS.items()}
+
+    def resident_memory(self) -> str:
+        """The Resident-context projection: the three sections only, in fixed order."""
+        lines = ["# Memory"]
+        for section, texts in self.memory_entries().items():
+            lines.append("")
+            lines.append(f"## {section}")
+            lines.extend(f"- [{LABELS[section]}] {text}" for text in texts)
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------------ task notes
+
+    def start_task(self, goal: str, *, task_id: str | None = None) -> str:
+        """Reset Task Notes for a new task; returns its task id."""
+        with self._notes_lock:
+            self._notes = TaskNotes(goal, task_id=task_id)
+            self._last_snapshot = None
+            self._write_notes(self._notes)
+            return self._notes.task_id
+
+    def set_phase(self, phase: str) -> None:
+        with self._notes_lock:
+            notes = self._require_notes()
+            notes.phase = " ".join(str(phase).split())[:MAX_ENTRY_CHARS]
+            self._write_notes(notes)
+
+    def record_tool_result(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any] | None,
+        result: Mapping[str, Any],
+        verdict: Any = None,
+    ) -> None:
+        """Append one compact event; ``verdict`` is a dict or has ``to_dict()`` (or None)."""
+        normalized = normalize_verdict(verdict)
+        with self._notes_lock:
+            notes = self._require_notes()
+            notes.record(tool, arguments, result, normalized)
+            self._write_notes(notes)
+
+    def task_notes_snapshot_if_changed(self) -> str | None:
+        """The notes text when it changed since the last call, else None."""
+        with self._notes_lock:
+            if self._notes is None:
+                return None
+            text = self._notes.render()
+            if text == self._last_snapshot:
+                return None
+            self._last_snapshot = text
+            return text
+
+    def trajectory(self) -> dict[str, Any]:
+        """The running task's notes in the shared trajectory format."""
+        with self._notes_lock:
+            return self._require_notes().to_dict()
+
+    def _require_notes(self) -> TaskNotes:
+        if self._notes is None:
+            raise MemoryStoreError(f"No task is running in memory folder {str(self.root)!r}: call start_task")
+        return self._notes
+
+    def _write_notes(self, notes: TaskNotes) -> None:
+        atomic_write_bytes(self.notes_path, notes.render().encode("utf-8"))
+
+    def _expire_notes(self) -> None:
+        with self._notes_lock:
+            self._notes = None
+            self._last_snapshot = None
+        try:
+            self.notes_path.unlink(missing_ok=True)
+        except OSError as err:
+            logger.warning("Cannot remove %s: %s", self.notes_path, err.strerror)
+
+    # ------------------------------------------------------------------ task end
+
+    def finish_task(self, status: Any, *, allowed_tools: Iterable[str]) -> dict[str, Any]:
+        """End the task: consolidate if completed, always expire the notes. Never raises
+        for a consolidation failure: the result carries ``error`` and the trajectory is
+        kept in ``pending/`` for a retry at the next completed task."""
+        status = str(getattr(status, "value", status))
+        if status not in TASK_STATUSES:
+            raise ValueError(f"status must be one of {sorted(TASK_STATUSES)}, got {status!r}")
+        allowed = list(allowed_tools)
+        with self._notes_lock:
+            notes = self._notes
+            if notes is not None:
+                notes.status = status
+            trajectory = notes.to_dict() if notes is not None else None
+        result = self._empty_result(trajectory["task_id"] if trajectory else None)
+        result["status"] = status
+        result["trajectory"] = trajectory
+        try:
+            if trajectory is None:
+                result.update(skipped=True, reason="no task was started")
+            elif status != "completed":
+                result.update(skipped=True, reason=f"task {status}: only completed tasks are consolidated")
+            elif self.consolidator is None:
+                result.update(skipped=True, reason="no consolidator configured: durable writes are a no-op")
+            else:
+                self._consolidate_completed(trajectory, allowed, result)
+        finally:
+            self._expire_notes()
+        return result
+
+    def _consolidate_completed(
+        self, trajectory: dict[str, Any], allowed: list[str], result: dict[str, Any]
+    ) -> None:
+        try:
+            result.update(self._consolidate(trajectory, allowed, dry_run=False))
+        except Exception as err:  # noqa: BLE001 - a consolidation failure must never crash the task
+            result["error"] = f"{type(err).__name__}: {err}"
+            logger.warning("Consolidation of task %s failed: %s", trajectory["task_id"], result["error"])
+            try:
+                self._audit(
+                    [
+                        {
+                            "event": "consolidation_failed",
+                            "task_id": trajectory["task_id"],
+                            "error": result["error"],
+                        }
+                    ]
+                )
+                self._save_pending(trajectory, allowed, result["error"])
+            except Exception as save_err:  # noqa: BLE001 - still never raise out of finish_task
+                result["error"] += f"; the trajectory could not be kept for retry: {save_err}"
+            result["pending"] = self._pending_count()
+            return
+        retried, pending = self._retry_pending()
+        result["pending_retried"] = retried
+        result["pending"] = pending
+
+    @staticmethod
+    def _empty_result(task_id: str | None) -> dict[str, Any]:
+        return {
+            "task_id": task_id,
+            "skipped": False,
+            "reason": None,
+            "error": None,
+            "memory_written": 0,
+            "tool_experience_written": 0,
+            "rejected": 0,
+            "decisions": [],
+            "pending_retried": 0,
+            "pending": 0,
+        }
+
+    def consolidate_trajectory(
+        self, trajectory: Mapping[str, Any], *, allowed_tools: Iterable[str], dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Consolidate a saved completed trajectory (offline, replay). Raises on failure."""
+        data = dict(trajectory)
+        result = self._empty_result(str(data.get("task_id") or "") or None)
+        if self.consolidator is None:
+            result.update(skipped=True, reason="no consolidator configured: durable writes are a no-op")
+            return result
+        result.update(self._consolidate(data, list(allowed_tools), dry_run=dry_run))
+        result["dry_run"] = dry_run
+        return result
+
+    # ------------------------------------------------------------------ consolidation core
+
+    def _existing(self, allowed: list[str]) -> dict[str, Any]:
+        return {
+            "memory": self.memory_entries(),
+            "tool_experience": {tool: self.ledger_entries(tool) for tool in allowed},
+        }
+
+    @staticmethod
+    def _check_trajectory(trajectory: Mapping[str, Any]) -> list[dict[str, Any]]:
+        task_id = trajectory.get("task_id")
+        if trajectory.get("status") != "completed":
+            msg = (
+                f"Trajectory {task_id!r} has status {trajectory.get('status')!r}: "
+                "only completed tasks are consolidated"
+            )
+            raise MemoryStoreError(msg)
+        events = trajectory.get("events")
+        if not isinstance(events, list) or not all(isinstance(event, dict) for event in events):
+            raise MemoryStoreError(f"Trajectory {task_id!r}: 'events' must be a list of objects")
+        return events
+
+    def _consolidate(
+        self, trajectory: dict[str, Any], allowed: list[str], *, dry_run: bool
+    ) -> dict[str, Any]:
+        assert self.consolidator is not None
+        events = self._check_trajectory(trajectory)
+        bad_tools = [tool for tool in allowed if not _valid_tool_name(tool)]
+        if bad_tools:
+            raise MemoryStoreError(f"Invalid allowed tool names {bad_tools!r}")
+        proposal = self.consolidator.consolidate(
+            json.loads(json.dumps(trajectory, default=str)),
+            allowed_tools=list(allowed),
+            existing=self._existing(allowed),
+        )
+        self._validate(proposal, allowed)
+        task_id = str(trajectory.get("task_id") or "")
+        if dry_run:
+            decisions = self._decide(proposal, events)
+        else:
+            with memory_lock(self.root, timeout_s=self.lock_timeout_s):
+                self._recover_journal()
+                decisions = self._decide(proposal, events)
+                audit = [
+                    {"event": "proposal", "task_id": task_id, **decision.to_dict()} for decision in decisions
+                ]
+                self._apply_journaled([d.to_dict() for d in decisions if d.accepted], audit)
+        accepted = [decision for decision in decisions if decision.accepted]
+        return {
+            "memory_written": sum(1 for decision in accepted if decision.kind == "memory"),
+            "tool_experience_written": sum(1 for decision in accepted if decision.kind == "tool_experience"),
+            "rejected": len(decisions) - len(accepted),
+            "decisions": [decision.to_dict() for decision in decisions],
+        }
+
+    def _validate(self, proposal: Any, allowed: list[str]) -> None:
+        """Whole-proposal validation; any problem rejects everything (nothing written)."""
+        if not isinstance(proposal, MemoryConsolidation):
+            raise MemoryStoreError(
+                f"Consolidator returned {type(proposal).__name__}, not MemoryConsolidation"
+            )
+        problems: list[str] = []
+
+        def check_common(where: str, text: Any, confidence: Any) -> None:
+            if not isinstance(text, str):
+                problems.append(f"{where}: text must be a string, got {type(text).__name__}")
+            elif len(text) > MAX_ENTRY_CHARS:
+                problems.append(f"{where}: text is {len(text)} characters (limit {MAX_ENTRY_CHARS})")
+            if not _finite_confidence(confidence):
+                problems.append(f"{where}: confidence must be a finite number in [0, 1], got {confidence!r}")
+
+        for position, entry in enumerate(proposal.memory_entries):
+            where = f"memory_entries[{position}]"
+            if entry.section not in SECTIONS:
+                problems.append(
+                    f"{where}: unknown section {entry.section!r} (expected one of {list(SECTIONS)})"
+                )
+            check_common(where, entry.text, entry.confidence)
+        for position, experience in enumerate(proposal.tool_experience_entries):
+            where = f"tool_experience_entries[{position}]"
+            if experience.tool not in allowed or not _valid_tool_name(experience.tool):
+                problems.append(f"{where}: unknown tool {experience.tool!r} (allowed: {sorted(allowed)})")
+            if experience.outcome not in OUTCOME_SECTIONS:
+                problems.append(
+                    f"{where}: unknown outcome {experience.outcome!r} (expected success or failure)"
+                )
+            check_common(where, experience.text, experience.confidence)
+        if problems:
+            raise MemoryStoreError("Invalid consolidation output, nothing written: " + "; ".join(problems))
+
+    def _text_rule(self, text: str, confidence: float) -> str | None:
+        """The rule rejecting an entry's text, or None."""
+        if confidence < self.min_confidence:
+            return "below_confidence"
+        if not text:
+            return "empty_text"
+        transient = first_match(self.transient_rules, text)
+        if transient is not None:
+            return f"transient:{transient.name}"
+        poisoning = first_match(self.poisoning_rules, text)
+        if poisoning is not None:
+            return f"poisoning:{poisoning.name}"
+        return None
+
+    def _decide(
+        self, proposal: MemoryConsolidation, events: list[dict[str, Any]]
+    ) -> list[ConsolidationDecision]:
+        decisions: list[ConsolidationDecision] = []
+        seen_memory = {_dedup_key(text) for texts in self.memory_entries().values() for text in texts}
+        batch_memory: set[str] = set()
+        for entry in proposal.memory_entries:
+            text = _clean_text(entry.text)
+            confidence = float(entry.confidence)
+            rule = self._text_rule(text, confidence)
+            key = _dedup_key(text)
+            if rule is None and key in seen_memory:
+                rule = "duplicate_existing"
+            if rule is None and key in batch_memory:
+                rule = "duplicate_in_batch"
+            if rule is None:
+                batch_memory.add(key)
+            decisions.append(
+                ConsolidationDecision(
+                    "memory", text, confidence, rule is None, rule or "accepted", section=entry.section
+                )
+            )
+        ledger_keys: dict[str, set[str]] = {}
+        batch_ledger: set[tuple[str, str]] = set()
+        for experience in proposal.tool_experience_entries:
+            text = _clean_text(experience.text)
+            confidence = float(experience.confidence)
+            tool = experience.tool
+            rule = self._text_rule(text, confidence)
+            if rule is None and experience.outcome == "success" and not has_confirmed_success(events, tool):
+                rule = "no_confirmed_success"
+            if (
+                rule is None
+                and experience.outcome == "failure"
+                and not has_failure_then_confirmed_success(events, tool)
+            ):
+                rule = "no_failure_then_confirmed_success"
+            if tool not in ledger_keys:
+                existing = self.ledger_entries(tool)
+                ledger_keys[tool] = {_dedup_key(text) for texts in existing.values() for text in texts}
+            key = _dedup_key(text)
+            if rule is None and key in ledger_keys[tool]:
+                rule = "duplicate_existing"
+            if rule is None and (tool, key) in batch_ledger:
+                rule = "duplicate_in_batch"
+            if rule is None:
+                batch_ledger.add((tool, key))
+            decisions.append(
+                ConsolidationDecision(
+                    "tool_experience",
+                    text,
+                    confidence,
+                    rule is None,
+                    rule or "accepted",
+                    tool=tool,
+                    outcome=experience.outcome,
+                )
+            )
+        return decisions
+
+    def _apply_journaled(self, accepted: list[dict[str, Any]], audit: list[dict[str, Any]]) -> None:
+        """Apply accepted entries across files all-or-nothing (caller holds the lock).
+
+        The intent is written first; a process killed half-way leaves it behind and the
+        next writer re-applies it. Re-applying is idempotent: entries already present
+        are skipped by the same case-folded comparison as de-duplication.
+        """
+        journal = self.root / JOURNAL_FILE
+        intent = {"accepted": accepted, "audit": audit}
+        atomic_write_bytes(journal, json.dumps(intent, ensure_ascii=False).encode("utf-8"))
+        self._write_accepted(accepted)
+        self._audit(audit)
+        journal.unlink(missing_ok=True)
+
+    def _recover_journal(self) -> None:
+        """Finish a consolidation interrupted by a crash (caller holds the lock)."""
+        journal = self.root / JOURNAL_FILE
+        text = read_text(journal)
+        if text is None:
+            return
+        try:
+            intent = json.loads(text)
+            accepted, audit = list(intent["accepted"]), list(intent["audit"])
+        except (ValueError, KeyError, TypeError) as err:
+            # Journals are replaced atomically, so this is outside interference; keep a copy.
+            logger.warning("Unreadable memory journal %s (%s); moved aside", journal, err)
+            journal.replace(journal.with_suffix(".corrupt"))
+            return
+        logger.warning("Recovering an interrupted consolidation in %s", self.root)
+        self._write_accepted(accepted)
+        self._audit([{**record, "recovered": True} for record in audit])
+        journal.unlink(missing_ok=True)
+
+    def _write_accepted(self, accepted: list[dict[str, Any]]) -> None:
+        """Insert accepted entries not already present (caller holds the lock)."""
+        by_ledger: dict[tuple[str, str], list[str]] = {}
+        by_section: dict[str, list[str]] = {}
+        for entry in accepted:
+            if entry["kind"] == "memory":
+                by_section.setdefault(entry["section"], []).append(entry["text"])
+            else:
+                by_ledger.setdefault((entry["tool"], entry["outcome"]), []).append(entry["text"])
+        for tool in sorted({tool for tool, _ in by_ledger}):
+            path = self.ledger_path(tool)
+            document = SectionedDocument(read_text(path) or _LEDGER_TEMPLATE.format(tool=tool))
+            present = {
+                _dedup_key(text)
+                for section in OUTCOME_SECTIONS.values()
+                for text in document.entries(section)
+            }
+            changed = False
+            for outcome, section in OUTCOME_SECTIONS.items():
+                new = [text for text in by_ledger.get((tool, outcome), []) if _dedup_key(text) not in present]
+                document.add_entries(section, new, order=("Success", "Failure"))
+                changed = changed or bool(new)
+            if changed:
+                atomic_write_bytes(path, document.text().encode("utf-8"))
+        if by_section:
+            document = SectionedDocument(read_text(self.memory_path) or _MEMORY_TEMPLATE)
+            labels = tuple(LABELS.values())
+            present = {
+                _dedup_key(text) for section in SECTIONS for text in document.entries(section, labels=labels)
+            }
+            changed = False
+            for section in SECTIONS:
+                new = [
+                    f"[{LABELS[section]}] {text}"
+                    for text in by_section.get(section, [])
+                    if _dedup_key(text) not in present
+                ]
+                document.add_entries(section, new, order=SECTIONS)
+                changed = changed or bool(new)
+            if changed:
+                atomic_write_bytes(self.memory_path, document.text().encode("utf-8"))
+
+    def _audit(self, records: list[dict[str, Any]]) -> None:
+        if not records:
+            return
+        now = time.time()
+        payload = "".join(
+            json.dumps({"time": now, **record}, ensure_ascii=False, sort_keys=True, default=str) + "\n"
+            for record in records
+        )
+        append_bytes(self.audit_path, payload.encode("utf-8"))
+
+    def audit_records(self) -> list[dict[str, Any]]:
+        """The audit log; a line torn by a crash is skipped."""
+        text = read_text(self.audit_path) or ""
+        records = []
+        for line in text.splitlines():
+            with contextlib.suppress(json.JSONDecodeError):
+                record = json.loads(line)
+                if isinstance(record, dict):
+                    records.append(record)
+        return records
+
+    # ------------------------------------------------------------------ pending retries
+
+    def pending_files(self) -> list[Path]:
+        return sorted(self.pending_dir.glob("*.json")) if self.pending_dir.is_dir() else []
+
+    def _pending_count(self) -> int:
+        return len(self.pending_files())
+
+    def _save_pending(self, trajectory: dict[str, Any], allowed: list[str], error: str) -> None:
+        self.pending_dir.mkdir(parents=True, exist_ok=True)
+        name = f"{time.time_ns():020d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', str(trajectory['task_id']))}.json"
+        record = {"trajectory": trajectory, "allowed_tools": allowed, "attempts": 1, "last_error": error}
+        atomic_write_bytes(self.pending_dir / name, json.dumps(record, ensure_ascii=False).encode("utf-8"))
+        files = self.pending_files()
+        for oldest in files[: max(0, len(files) - self.pending_limit)]:
+            self._drop_pending(oldest, f"more than {self.pending_limit} pending consolidations")
+
+    def _drop_pending(self, path: Path, why: str) -> None:
+        logger.warning("Dropping pending consolidation %s: %s", path.name, why)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        self._audit([{"event": "pending_dropped", "file": path.name, "reason": why}])
+
+    def _retry_pending(self) -> tuple[int, int]:
+        """Retry kept trajectories, oldest first, stopping at the first failure."""
+        retried = 0
+        for path in self.pending_files():
+            try:
+                record = json.loads(path.read_text(encoding="utf-8"))
+                trajectory = record["trajectory"]
+                allowed = list(record.get("allowed_tools") or [])
+            except (OSError, ValueError, KeyError, TypeError) as err:
+                if not path.exists():
+                    continue  # another process retried it meanwhile
+                self._drop_pending(path, f"unreadable: {err}")
+                continue
+            try:
+                self._consolidate(trajectory, allowed, dry_run=False)
+            except Exception as err:  # noqa: BLE001 - a retry failure is reported, never raised
+                attempts = int(record.get("attempts", 1)) + 1
+                if attempts >= self.max_pending_attempts:
+                    self._drop_pending(path, f"failed {attempts} times, last: {err}")
+                else:
+                    record.update(attempts=attempts, last_error=f"{type(err).__name__}: {err}")
+                    with contextlib.suppress(MemoryStoreError):
+                        atomic_write_bytes(path, json.dumps(record, ensure_ascii=False).encode("utf-8"))
+                break
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            retried += 1
+        return retried, self._pending_count()
+
+    # ------------------------------------------------------------------ ledger summaries
+
+    def _read_summary_cache(self) -> dict[str, Any]:
+        try:
+            raw = json.loads(read_text(self.root / SUMMARY_CACHE_FILE) or "{}")
+        except (ValueError, MemoryStoreError) as err:
+            logger.warning("Ignoring unreadable summary cache in %s: %s", self.root, err)
+            return {}
+        return raw if isinstance(raw, dict) else {}
+
+    def _ledger_digest(self, tool: str) -> tuple[str, dict[str, list[str]]] | None:
+        text = read_text(self.ledger_path(tool))
+        if text is None:
+            return None
+        entries = SectionedDocument(text)
+        ledger = {outcome: entries.entries(section) for outcome, section in OUTCOME_SECTIONS.items()}
+        if not ledger["success"] and not ledger["failure"]:
+            return None
+        return hashlib.sha256(text.encode("utf-8")).hexdigest(), ledger
+
+    def cached_summary(self, tool: str) -> str | None:
+        """The cached summary of an unchanged ledger, without any model call."""
+        digest = self._ledger_digest(tool)
+        if digest is None:
+            return None
+        cached = self._read_summary_cache().get(tool)
+        if (
+            isinstance(cached, dict)
+            and cached.get("sha256") == digest[0]
+            and isinstance(cached.get("summary"), str)
+        ):
+            return str(cached["summary"])[:SUMMARY_MAX_CHARS]
+        return None
+
+    def tool_experience_summaries(self, tool_names: Iterable[str]) -> dict[str, str]:
+        """Summary per tool that has a non-empty ledger; a changed ledger is re-summarised once."""
+        summaries: dict[str, str] = {}
+        fresh: dict[str, dict[str, str]] = {}
+        cache = self._read_summary_cache()
+        for tool in tool_names:
+            if not _valid_tool_name(tool):
+                continue
+            digest = self._ledger_digest(tool)
+            if digest is None:
+                continue
+            sha, ledger = digest
+            cached = cache.get(tool)
+            if (
+                isinstance(cached, dict)
+                and cached.get("sha256") == sha
+                and isinstance(cached.get("summary"), str)
+            ):
+                summaries[tool] = str(cached["summary"])[:SUMMARY_MAX_CHARS]
+                continue
+            if self.summarizer is None:
+                self.summary_errors[tool] = "no tool_experience_summarizer configured"
+                logger.warning("Ledger of %r not summarised: no tool_experience_summarizer configured", tool)
+                continue
+            try:
+                summary = self.summarizer.summarize(
+                    tool, success=ledger["success"], failure=ledger["failure"]
+                )
+            except Exception as err:  # noqa: BLE001 - a summary failure must not stop a task from starting
+                self.summary_errors[tool] = f"{type(err).__name__}: {err}"
+                logger.warning("Ledger of %r not summarised: %s", tool, self.summary_errors[tool])
+                continue
+            summary = " ".join(str(summary).split())[:SUMMARY_MAX_CHARS]
+            if summary:
+                summaries[tool] = summary
+                fresh[tool] = {"sha256": sha, "summary": summary}
+                self.summary_errors.pop(tool, None)
+        if fresh:
+            with memory_lock(self.root, timeout_s=self.lock_timeout_s):
+                merged = self._read_summary_cache()
+                merged.update(fresh)
+                payload = json.dumps(merged, ensure_ascii=False, indent=1, sort_keys=True)
+                atomic_write_bytes(self.root / SUMMARY_CACHE_FILE, payload.encode("utf-8"))
+        return summaries

@@ -1,0 +1,135 @@
+"""What FileMemory refuses to learn, as small, extensible rule lists.
+
+``TransientRule``: text that only made sense during one run (object instance ids
+like ``cup_2``, "currently", "this run", image payloads). ``DEFAULT_POISONING_RULES``:
+text that tries to switch off a safety mechanism ("skip the clearance check",
+"ignore your instructions"). Memory is data, never authority, so such entries are
+refused even when they look like preferences. Deployments extend either list:
+
+    FileMemory(root, transient_rules=(*DEFAULT_TRANSIENT_RULES,
+                                      TransientRule.of("aisle", r"\\baisle \\d+\\b")))
+
+The evidence rules check a lesson against the completed trajectory: only an
+evaluator verdict counts as confirmation, never the tool's own report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "DEFAULT_POISONING_RULES",
+    "DEFAULT_TRANSIENT_RULES",
+    "TransientRule",
+    "first_match",
+    "has_confirmed_success",
+    "has_failure_then_confirmed_success",
+]
+
+
+@dataclass(frozen=True)
+class TransientRule:
+    """A named pattern; an entry whose text matches it is rejected with rule ``<kind>:<name>``."""
+
+    name: str
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def of(cls, name: str, regex: str, flags: int = re.IGNORECASE) -> TransientRule:
+        return cls(name, re.compile(regex, flags))
+
+    def matches(self, text: str) -> bool:
+        return self.pattern.search(text) is not None
+
+
+DEFAULT_TRANSIENT_RULES: tuple[TransientRule, ...] = (
+    # cup_2, red_mug_14: ids the perception stack gave to one sighting.
+    TransientRule.of("instance_id", r"\b[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*_\d+\b"),
+    TransientRule.of("uuid", r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
+    TransientRule.of("currently", r"\bcurrently\b"),
+    TransientRule.of("right_now", r"\bright now\b"),
+    TransientRule.of("at_the_moment", r"\bat the moment\b"),
+    TransientRule.of("this_run", r"\bthis run\b"),
+    TransientRule.of("this_time", r"\bthis time\b"),
+    TransientRule.of("data_url", r"\bdata:[a-z]+/[a-z0-9.+-]+;base64,"),
+    # The word, or a long run of mixed-case letters and digits (encoded bytes, not a word).
+    TransientRule.of(
+        "base64",
+        r"(?i:\bbase64\b)|(?=[A-Za-z0-9+/]*\d)(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])"
+        r"[A-Za-z0-9+/]{64,}={0,2}",
+        flags=0,
+    ),
+    TransientRule.of("image_data", r"\bimage (?:data|bytes|payload)\b"),
+)
+
+_SWITCH_OFF = (
+    r"skip(?:s|ped|ping)?|disabl(?:e|es|ed|ing)|ignor(?:e|es|ed|ing)|bypass(?:es|ed|ing)?"
+    r"|turn(?:s|ed|ing)? off|switch(?:es|ed|ing)? off|deactivat(?:e|es|ed|ing)|circumvent(?:s|ed|ing)?"
+    r"|overrid(?:e|es|ing)|overridden|suppress(?:es|ed|ing)?|no need (?:to|for)"
+    r"|(?:do not|don'?t|never) (?:need to )?(?:run|use|wait for|ask for|ask|check|request)"
+    r"|without (?:checking|asking|waiting for|requesting|an?|the|any)"
+)
+_SAFETY = (
+    r"clearance|safety|safe(?:ty)? filter|approvals?|approv(?:e|al|ing)|operator|hooks?|limits?"
+    r"|evaluat(?:or|ion)|verdicts?|verification|checks?|filters?|guards?|collision|obstacles?"
+)
+
+DEFAULT_POISONING_RULES: tuple[TransientRule, ...] = (
+    TransientRule.of("switch_off_safety", rf"\b(?:{_SWITCH_OFF})\b[^.;]{{0,60}}?\b(?:{_SAFETY})\b"),
+    TransientRule.of(
+        "widen_limits",
+        r"\b(?:raise|increase|widen|extend|exceed|lift|remove)\b[^.;]{0,40}?"
+        r"\b(?:limits?|max(?:imum)? translation|speed cap|footprint|margin)\b",
+    ),
+    TransientRule.of(
+        "override_instructions",
+        r"\b(?:ignore|disregard|forget|override)\b[^.;]{0,40}?"
+        r"\b(?:instructions?|system prompt|rules|guidelines|previous|prior)\b",
+    ),
+)
+
+
+def first_match(rules: Iterable[TransientRule], text: str) -> TransientRule | None:
+    for rule in rules:
+        if rule.matches(text):
+            return rule
+    return None
+
+
+def _verdict_status(event: Mapping[str, Any]) -> str | None:
+    verdict = event.get("verdict")
+    if isinstance(verdict, Mapping):
+        status = verdict.get("status")
+        return str(status).strip().lower() if status is not None else None
+    return None
+
+
+def _is_confirmed_success(event: Mapping[str, Any], tool: str) -> bool:
+    return event.get("tool") == tool and _verdict_status(event) == "success"
+
+
+def _is_failure(event: Mapping[str, Any], tool: str) -> bool:
+    if event.get("tool") != tool:
+        return False
+    result = event.get("result")
+    failed_result = isinstance(result, Mapping) and result.get("success") is False
+    return failed_result or _verdict_status(event) == "failure"
+
+
+def has_confirmed_success(events: Sequence[Mapping[str, Any]], tool: str) -> bool:
+    """An evaluator verdict ``success`` for ``tool`` somewhere in the trajectory."""
+    return any(_is_confirmed_success(event, tool) for event in events)
+
+
+def has_failure_then_confirmed_success(events: Sequence[Mapping[str, Any]], tool: str) -> bool:
+    """A failure of ``tool`` later followed by an evaluator-confirmed success of the same tool."""
+    failed = False
+    for event in events:
+        if failed and _is_confirmed_success(event, tool):
+            return True
+        if _is_failure(event, tool):
+            failed = True
+    return False

@@ -1,0 +1,255 @@
+"""``LiteLLMModel``: the project's one way to call a chat model.
+
+litellm is imported lazily (it takes seconds) with the local cost map, so no call
+reaches the network at import. The adapter owns retries: transient provider errors
+(timeouts, connection errors, 429, 5xx) are retried with exponential backoff up to
+``max_retries``; authentication and bad requests fail at once. Everything that
+escapes is an ``LLMError`` naming provider, model and cause.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from harness_ros.errors import LLMError
+from harness_ros.model.contracts import ChatModel, ModelReply, ToolCall, Usage
+from harness_ros.model.json_parsing import parse_json_loose
+
+if TYPE_CHECKING:
+    from harness_ros.config import ModelConfig
+    from harness_ros.model.recording import ModelRecorder
+
+__all__ = ["DEMO_PREFIX", "LiteLLMModel", "complete_json"]
+
+logger = logging.getLogger(__name__)
+
+DEMO_PREFIX = "harness_demo/"
+"""Model strings served by the scripted demo policy (a litellm custom provider)."""
+
+_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+_REGISTER_LOCK = threading.Lock()
+
+
+def _import_litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    return litellm
+
+
+def _ensure_demo_provider(litellm: Any) -> None:
+    """Register the scripted demo policy as a litellm provider, once per process."""
+    with _REGISTER_LOCK:
+        if any(item.get("provider") == "harness_demo" for item in litellm.custom_provider_map or []):
+            return
+        try:
+            from harness_ros.demo import policy
+        except ImportError as err:
+            msg = f"Model {DEMO_PREFIX}...: the demo policy (harness_ros.demo.policy) is not available: {err}"
+            raise LLMError(msg) from None
+        policy.register(litellm)
+
+
+def _status_code(err: BaseException) -> int | None:
+    code = getattr(err, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def _is_transient(litellm: Any, err: BaseException) -> bool:
+    if isinstance(err, litellm.Timeout | litellm.APIConnectionError | TimeoutError | ConnectionError):
+        return True
+    code = _status_code(err)
+    return code is not None and (code in _TRANSIENT_STATUS or code >= 500)
+
+
+def _rejects_response_format(err: BaseException) -> bool:
+    """A 4xx that blames ``response_format``: retry once without JSON mode."""
+    code = _status_code(err)
+    return code is not None and 400 <= code < 500 and "response_format" in str(err)
+
+
+def _parse_arguments(raw: Any) -> tuple[str, dict[str, Any] | None]:
+    if isinstance(raw, dict):
+        return json.dumps(raw, ensure_ascii=False), raw
+    text = raw if isinstance(raw, str) else ""
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError:
+        return text, None
+    return text, value if isinstance(value, dict) else None
+
+
+def _to_reply(response: Any, fallback_model: str) -> ModelReply:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        raise LLMError(f"Model {fallback_model!r} returned no choices")
+    message = choices[0].message
+    calls: list[ToolCall] = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = call.function
+        arguments_json, arguments = _parse_arguments(getattr(function, "arguments", ""))
+        calls.append(
+            ToolCall(
+                id=str(getattr(call, "id", None) or f"call_{index}"),
+                name=str(getattr(function, "name", "") or ""),
+                arguments_json=arguments_json,
+                arguments=arguments,
+            )
+        )
+    usage = getattr(response, "usage", None)
+    return ModelReply(
+        text=getattr(message, "content", None),
+        tool_calls=tuple(calls),
+        usage=Usage(
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        ),
+        model=str(getattr(response, "model", None) or fallback_model),
+    )
+
+
+class LiteLLMModel:
+    """A ``ChatModel`` over ``litellm.completion`` with bounded retries."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        recorder: ModelRecorder | None = None,
+        retry_backoff_s: float = 1.0,
+        completion_kwargs: Mapping[str, Any] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not model or not model.strip():
+            raise LLMError("Model string is empty")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
+        self.name = model
+        self.api_base = api_base
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.recorder = recorder
+        self.retry_backoff_s = retry_backoff_s
+        self._extra = dict(completion_kwargs or {})
+        self._sleep = sleep
+
+    @classmethod
+    def from_config(cls, cfg: ModelConfig, *, model: str | None = None, **kwargs: Any) -> LiteLLMModel:
+        """Build from ``ModelConfig``; the API key comes from the env var it names."""
+        api_key = None
+        if cfg.api_key_env:
+            api_key = os.environ.get(cfg.api_key_env)
+            if not api_key:
+                msg = f"model.api_key_env names {cfg.api_key_env!r}, but that environment variable is not set"
+                raise LLMError(msg)
+        return cls(
+            model or cfg.model,
+            api_base=cfg.api_base,
+            api_key=api_key,
+            timeout_s=cfg.timeout_s,
+            max_retries=cfg.max_retries,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            **kwargs,
+        )
+
+    @property
+    def provider(self) -> str:
+        return self.name.split("/", 1)[0] if "/" in self.name else "unknown"
+
+    def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, json_mode: bool
+    ) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.name,
+            "messages": messages,
+            "timeout": self.timeout_s,
+            # The adapter owns retries; the provider SDK must not retry underneath it.
+            "max_retries": 0,
+            "num_retries": 0,
+        }
+        if tools:
+            request["tools"] = tools
+        if json_mode:
+            request["response_format"] = {"type": "json_object"}
+        for key, value in (
+            ("api_base", self.api_base),
+            ("api_key", self._api_key),
+            ("temperature", self.temperature),
+            ("max_tokens", self.max_tokens),
+        ):
+            if value is not None:
+                request[key] = value
+        request.update(self._extra)
+        return request
+
+    def _error(self, err: BaseException, attempts: int) -> LLMError:
+        detail = " ".join(str(err).split())[:400] or type(err).__name__
+        msg = (
+            f"Model call failed (provider {self.provider!r}, model {self.name!r}, "
+            f"{attempts} attempt{'s' if attempts != 1 else ''}): {type(err).__name__}: {detail}"
+        )
+        return LLMError(msg)
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        json_mode: bool = False,
+    ) -> ModelReply:
+        litellm = _import_litellm()
+        if self.name.startswith(DEMO_PREFIX):
+            _ensure_demo_provider(litellm)
+        request = self._request(messages, tools, json_mode)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = litellm.completion(**request)
+                break
+            except LLMError:
+                raise
+            except Exception as err:  # provider SDKs raise many types; all become LLMError
+                if "response_format" in request and _rejects_response_format(err):
+                    logger.debug("%s rejected response_format; retrying without JSON mode", self.name)
+                    del request["response_format"]
+                    attempt -= 1
+                    continue
+                if not _is_transient(litellm, err) or attempt > self.max_retries:
+                    raise self._error(err, attempt) from err
+                delay = self.retry_backoff_s * (2 ** (attempt - 1))
+                logger.warning(
+                    "Model %s: transient error (%s), retry %d/%d in %.1fs",
+                    self.name,
+                    type(err).__name__,
+                    attempt,
+                    self.max_retries,
+                    delay,
+                )
+                self._sleep(delay)
+        reply = _to_reply(response, self.name)
+        if self.recorder is not None:
+            self.recorder.record(messages, tools=tools, json_mode=json_mode, reply=reply)
+        return reply
+
+
+def complete_json(model: ChatModel, messages: list[dict[str, Any]], *, what: str = "") -> dict[str, Any]:
+    """One JSON-mode completion parsed into a dict (fenced or loose JSON accepted)."""
+    reply = model.complete(messages, json_mode=True)
+    return parse_json_loose(reply.text, what=what or f"reply of model {model.name!r}")
