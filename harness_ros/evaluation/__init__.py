@@ -1,1 +1,25 @@
-"""evaluation subsystem."""
+"""Evaluation as exit codes: after an evaluated tool, the harness asks an evaluator
+whether the post-condition holds; verdicts are validated fail-closed."""
+
+from __future__ import annotations
+
+from harness_ros.evaluation.contracts import EvaluatorProtocol, Verdict, VerdictStatus, parse_verdict
+from harness_ros.evaluation.gate import EvaluationGate
+from harness_ros.evaluation.model_evaluator import (
+    EVALUATE_SYSTEM_PROMPT,
+    ModelEvaluator,
+    build_evaluation_messages,
+    extract_json_object,
+)
+
+__all__ = [
+    "EVALUATE_SYSTEM_PROMPT",
+    "EvaluationGate",
+    "EvaluatorProtocol",
+    "ModelEvaluator",
+    "Verdict",
+    "VerdictStatus",
+    "build_evaluation_messages",
+    "extract_json_object",
+    "parse_verdict",
+]

@@ -1,0 +1,72 @@
+"""Applying pre-execution hooks in order: rewrites chain, the first block stops the chain."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from harness_ros.config import SafetyConfig
+from harness_ros.hooks.approval import ApprovalHook
+from harness_ros.hooks.contracts import ApprovalProvider, HookAction, HookDecision, PreExecutionHook
+from harness_ros.hooks.safety import BaseMotionSafetyFilter
+from harness_ros.observation.contracts import Clearance, Observation
+from harness_ros.tools.contracts import ToolSpec
+
+__all__ = ["blocking_decision", "run_hooks", "standard_hooks"]
+
+logger = logging.getLogger(__name__)
+
+
+def run_hooks(
+    hooks: Sequence[PreExecutionHook],
+    spec: ToolSpec,
+    arguments: dict[str, Any],
+    observation: Observation | None,
+) -> tuple[dict[str, Any], list[HookDecision]]:
+    """Run ``hooks`` on one call. Returns the arguments to execute with and every decision
+    taken (each names its hook). If the last decision is a block, do not execute."""
+    current = dict(arguments)
+    decisions: list[HookDecision] = []
+    for hook in hooks:
+        name = getattr(hook, "name", "") or type(hook).__name__
+        try:
+            decision = hook.before_execution(spec, dict(current), observation)
+        except Exception as err:  # a faulty hook must block the call, not crash the task
+            logger.exception("hook %r raised on tool %r", name, spec.name)
+            decision = HookDecision(
+                HookAction.BLOCK, reason=f"safety hook {name!r} failed ({type(err).__name__})"
+            )
+        if not decision.hook:
+            decision = dataclasses.replace(decision, hook=name)
+        if decision.action is HookAction.REWRITE and not isinstance(decision.arguments, dict):
+            decision = HookDecision(
+                HookAction.BLOCK, reason=f"hook {name!r} rewrote the call without arguments", hook=name
+            )
+        decisions.append(decision)
+        if decision.action is HookAction.BLOCK:
+            break
+        if decision.action is HookAction.REWRITE:
+            assert decision.arguments is not None  # checked above
+            current = dict(decision.arguments)
+    return current, decisions
+
+
+def blocking_decision(decisions: Sequence[HookDecision]) -> HookDecision | None:
+    """The decision that blocked the call, if any."""
+    return next((d for d in decisions if d.action is HookAction.BLOCK), None)
+
+
+def standard_hooks(
+    safety: SafetyConfig,
+    read_clearance: Callable[[], Clearance | None],
+    approval_provider: ApprovalProvider | None,
+) -> list[PreExecutionHook]:
+    """The default chain. Approval comes first so that the clearance read happens after the
+    operator's (possibly long) wait, right before the motion; the filter only shortens
+    or blocks what the operator approved."""
+    return [
+        ApprovalHook(approval_provider, safety.approval_timeout_s),
+        BaseMotionSafetyFilter(safety, read_clearance),
+    ]

@@ -1,0 +1,114 @@
+"""JSON Schema checks for tool specs (at start-up) and tool arguments (before each call).
+
+Argument problems are reported as one short sentence the model can act on: the
+argument path and what is wrong with it, never a Python traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from harness_ros.errors import ToolError
+from harness_ros.tools.contracts import ToolSpec
+
+__all__ = [
+    "MAX_TOOL_NAME_LENGTH",
+    "TOOL_NAME_PATTERN",
+    "ArgumentValidator",
+    "check_spec",
+    "format_path",
+]
+
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
+MAX_TOOL_NAME_LENGTH = 64
+_MAX_REPORTED_ERRORS = 5
+
+
+def format_path(parts: Iterable[Any]) -> str:
+    """``("target", 0, "x")`` -> ``"target[0].x"``; the empty path is ``"<arguments>"``."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "<arguments>"
+
+
+def check_spec(spec: ToolSpec) -> None:
+    """Reject a spec the model or the safety hooks could not use (raised at start-up)."""
+    name = spec.name
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name) or len(name) > MAX_TOOL_NAME_LENGTH:
+        msg = (
+            f"invalid tool name {name!r}: use 1-{MAX_TOOL_NAME_LENGTH} characters "
+            "of letters, digits, '_', '.' or '-'"
+        )
+        raise ToolError(msg)
+    if not spec.description.strip():
+        raise ToolError(f"tool {name!r} has an empty description")
+    schema = spec.input_schema
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise ToolError(f"tool {name!r}: input_schema must be a JSON Schema with type 'object'")
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as err:
+        msg = f"tool {name!r}: input_schema is not a valid JSON Schema: {err.message}"
+        raise ToolError(msg) from None
+    if spec.evaluated and not (spec.post_condition or "").strip():
+        raise ToolError(f"tool {name!r} is evaluated but has no post_condition")
+    # A misspelt argument name would silently switch the translation clamp off.
+    properties = schema.get("properties") or {}
+    for role, argument in (
+        ("distance_argument", spec.distance_argument),
+        ("direction_argument", spec.direction_argument),
+    ):
+        if argument is None:
+            continue
+        if not spec.base_motion:
+            raise ToolError(f"tool {name!r}: {role} is only meaningful with base_motion")
+        if argument not in properties:
+            msg = f"tool {name!r}: {role} {argument!r} is not a property of its input_schema"
+            raise ToolError(msg)
+
+
+class ArgumentValidator:
+    """Validates the arguments of one tool against its (already checked) input schema."""
+
+    def __init__(self, spec: ToolSpec) -> None:
+        cls = validator_for(spec.input_schema, default=Draft202012Validator)
+        self._name = spec.name
+        self._validator: Validator = cls(spec.input_schema)
+
+    def problem(self, arguments: Any) -> str | None:
+        """None when valid, else a sentence naming each bad argument path and the problem."""
+        if not isinstance(arguments, dict):
+            return (
+                f"invalid arguments for {self._name!r}: expected a JSON object, "
+                f"got {type(arguments).__name__}"
+            )
+        errors = sorted(self._validator.iter_errors(arguments), key=_error_order)
+        if not errors:
+            return None
+        # One problem per argument path is enough for the model to fix the call.
+        by_path: dict[str, str] = {}
+        for err in errors:
+            by_path.setdefault(format_path(err.absolute_path), _describe(err))
+        details = [f"{path}: {message}" for path, message in by_path.items()]
+        shown = "; ".join(details[:_MAX_REPORTED_ERRORS])
+        more = len(details) - _MAX_REPORTED_ERRORS
+        suffix = f" (and {more} more)" if more > 0 else ""
+        return f"invalid arguments for {self._name!r}: {shown}{suffix}"
+
+
+def _error_order(err: ValidationError) -> tuple[str, str]:
+    return (format_path(err.absolute_path), err.message)
+
+
+def _describe(err: ValidationError) -> str:
+    # jsonschema's messages quote the whole offending value; keep them short for the model.
+    message = err.message
+    return message if len(message) <= 200 else message[:197] + "..."
