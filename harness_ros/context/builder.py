@@ -1,0 +1,55 @@
+"""Assembles one model request from the three context lifetimes.
+
+Request = system message (Resident) + Accumulated history + the newest
+Observation message (Refreshed, appended last and never stored), with the Tool
+Definitions as the ``tools`` parameter. The system message text is cached per
+Resident value, so it is the same string (same bytes) until something in it changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from harness_ros.context.compaction import estimate_tokens
+from harness_ros.context.contracts import Message, ResidentContext
+from harness_ros.context.history import History
+from harness_ros.context.resident import render_resident
+
+__all__ = ["ContextBuilder"]
+
+
+class ContextBuilder:
+    def __init__(self, resident: ResidentContext, history: History | None = None) -> None:
+        self._resident = resident
+        self._system = render_resident(resident)
+        self.history = history if history is not None else History()
+
+    @property
+    def resident(self) -> ResidentContext:
+        return self._resident
+
+    @property
+    def system_text(self) -> str:
+        return self._system
+
+    def set_loaded_skill(self, text: str | None) -> bool:
+        """Update the loaded Skill body; True when the Resident context changed."""
+        text = text or ""
+        if text == self._resident.loaded_skill:
+            return False
+        self._resident = dataclasses.replace(self._resident, loaded_skill=text)
+        self._system = render_resident(self._resident)
+        return True
+
+    def tools(self) -> list[dict[str, Any]] | None:
+        return list(self._resident.tool_definitions) or None
+
+    def messages(self, observation: Message | None = None) -> list[Message]:
+        messages: list[Message] = [{"role": "system", "content": self._system}, *self.history.messages()]
+        if observation is not None:
+            messages.append(observation)
+        return messages
+
+    def estimate_tokens(self, observation: Message | None = None) -> int:
+        return estimate_tokens(self.messages(observation), self.tools())

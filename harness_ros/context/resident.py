@@ -1,0 +1,34 @@
+"""Rendering of the Resident context into the system message.
+
+The rendering is a pure function of ``ResidentContext``: same parts, same bytes.
+Memory, profile and skill text is wrapped in named tags so the model can tell
+data (what an operator or a past task wrote) from the rules above it.
+"""
+
+from __future__ import annotations
+
+from harness_ros.context.contracts import Message, ResidentContext
+
+__all__ = ["render_resident", "system_message"]
+
+
+def _section(title: str, tag: str, body: str) -> str:
+    return f"## {title}\n<{tag}>\n{body.strip()}\n</{tag}>"
+
+
+def render_resident(resident: ResidentContext) -> str:
+    """System message text: prompt, Memory, Embodiment Profile, Skill Catalog, loaded Skill."""
+    parts = [resident.system_prompt.strip()]
+    if resident.memory.strip():
+        parts.append(_section("Memory", "memory", resident.memory))
+    if resident.profile.strip():
+        parts.append(_section("Embodiment Profile", "embodiment_profile", resident.profile))
+    if resident.skill_catalog.strip():
+        parts.append(_section("Skill Catalog", "skill_catalog", resident.skill_catalog))
+    if resident.loaded_skill.strip():
+        parts.append(_section("Loaded Skill", "loaded_skill", resident.loaded_skill))
+    return "\n\n".join(parts) + "\n"
+
+
+def system_message(resident: ResidentContext) -> Message:
+    return {"role": "system", "content": render_resident(resident)}

@@ -1,0 +1,211 @@
+"""One tool call, from the model's request to the result the model reads back.
+
+Order: argument checks -> pre-execution hooks -> cancellation check -> execution
+(feedback streamed as events) -> run_id rule and evaluation -> compact result.
+Every refusal is a failure envelope the model can recover from, never an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness_ros.context import compact_value
+from harness_ros.evaluation import EvaluationGate, Verdict, VerdictStatus
+from harness_ros.events import EventType
+from harness_ros.hooks import HookAction, HookDecision, PreExecutionHook, blocking_decision, run_hooks
+from harness_ros.model.contracts import ToolCall
+from harness_ros.observation.contracts import Observation, ObservationSource
+from harness_ros.tools import CancelToken, ToolRegistry, ToolSpec, failure, normalize_envelope
+
+__all__ = ["CallOutcome", "ToolCallRunner"]
+
+logger = logging.getLogger(__name__)
+
+EmitFn = Callable[..., Any]
+"""``emit(event_type, data)`` -> the HarnessEvent to yield."""
+
+_STOP_GRACE_S = 5.0
+"""How long a cancelled tool may take to return before the harness stops waiting."""
+_FEEDBACK_MIN_INTERVAL_S = 0.2
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What the model gets back (``content``) and what memory records."""
+
+    content: dict[str, Any]
+    arguments: dict[str, Any] | None
+    malformed: bool = False
+    executed: bool = False
+    cancelled: bool = False
+    verdict: Verdict | None = None
+    elapsed_s: float | None = None
+
+
+class ToolCallRunner:
+    """Runs tool calls for one harness; stateless between calls except the gate."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        hooks: Sequence[PreExecutionHook],
+        gate: EvaluationGate | None,
+        observations: ObservationSource | None,
+        post_execution_wait_s: float,
+    ) -> None:
+        self._registry = registry
+        self._hooks = tuple(hooks)
+        self._gate = gate
+        self._observations = observations
+        self._post_execution_wait_s = post_execution_wait_s
+
+    def check(self, call: ToolCall) -> str | None:
+        """Why the call is malformed (for the model), or None."""
+        if self._registry.get(call.name) is None:
+            known = ", ".join(self._registry.names()) or "none"
+            return f"unknown tool {call.name!r}; known tools: {known}"
+        if call.arguments is None:
+            snippet = call.arguments_json[:200]
+            return f"arguments of {call.name!r} are not a JSON object: {snippet!r}"
+        return self._registry.validate(call.name, call.arguments)
+
+    def run(
+        self,
+        call: ToolCall,
+        *,
+        cancel: CancelToken,
+        observation: Observation | None,
+        emit: EmitFn,
+        stop_by: float,
+    ) -> Generator[Any, None, CallOutcome]:
+        """Yields events; returns the outcome. ``stop_by`` is a ``time.monotonic()`` bound."""
+        problem = self.check(call)
+        if problem is not None:
+            return CallOutcome(failure(problem), call.arguments, malformed=True)
+        tool = self._registry.get(call.name)
+        assert tool is not None and call.arguments is not None  # checked above
+        spec = tool.spec
+        arguments = dict(call.arguments)
+        yield emit(EventType.TOOL_CALL, {"tool": spec.name, "call_id": call.id, "arguments": arguments})
+
+        arguments, decisions = run_hooks(self._hooks, spec, arguments, observation)
+        for decision in decisions:
+            yield emit(EventType.SAFETY, _decision_data(spec, decision))
+        blocked = blocking_decision(decisions)
+        if blocked is not None:
+            reason = blocked.reason or f"blocked by {blocked.hook or 'a safety hook'}"
+            return CallOutcome(failure(reason, blocked_by=blocked.hook), arguments)
+        problem = self._registry.validate(spec.name, arguments)
+        if problem is not None:  # a hook rewrote the call into something invalid: fail closed
+            return CallOutcome(failure(f"rewritten call refused: {problem}"), arguments)
+
+        if cancel.cancelled:
+            reason = f"not executed: {cancel.reason or 'cancelled'}"
+            return CallOutcome(failure(reason), arguments, cancelled=True)
+        started = time.monotonic()
+        result = yield from self._execute(spec, arguments, cancel=cancel, emit=emit, stop_by=stop_by)
+        elapsed = round(time.monotonic() - started, 3)
+
+        verdict: Verdict | None = None
+        # A cancelled task ends now: waiting for a post-execution observation would only delay it.
+        if spec.evaluated and result.get("success") is True and not cancel.cancelled:
+            run_id = result.get("run_id")
+            if not isinstance(run_id, str) or not run_id.strip():
+                result = failure(
+                    f"tool {spec.name!r} reported success without a run_id, so it cannot be evaluated"
+                )
+            elif self._gate is not None:
+                verdict = self._evaluate(spec, run_id)
+                yield emit(
+                    EventType.VERDICT, {"tool": spec.name, "run_id": run_id, "verdict": verdict.to_dict()}
+                )
+        content = compact_value(result)
+        if verdict is not None:
+            if verdict.status is VerdictStatus.FAILURE:
+                reported = {k: v for k, v in content.items() if k != "success"}
+                content = failure(
+                    f"post-condition not met: {verdict.failure_reason or 'evaluator reported failure'}",
+                    run_id=verdict.run_id,
+                    tool_reported=reported,
+                )
+            content["verdict"] = verdict.to_dict()
+        return CallOutcome(content, arguments, executed=True, verdict=verdict, elapsed_s=elapsed)
+
+    def _evaluate(self, spec: ToolSpec, run_id: str) -> Verdict:
+        assert self._gate is not None
+        observation = self._post_execution_observation()
+        return self._gate.judge(spec, run_id, observation)
+
+    def _post_execution_observation(self) -> Observation:
+        source = self._observations
+        if source is None:
+            return Observation(time=time.time(), notes=("no observation source is configured",))
+        try:
+            return source.observe_after(source.now(), self._post_execution_wait_s)
+        except Exception as err:  # the evaluator then judges on what it has (fail closed)
+            logger.exception("post-execution observation failed")
+            return Observation(time=time.time(), notes=(f"post-execution observation failed: {err}",))
+
+    def _execute(
+        self, spec: ToolSpec, arguments: dict[str, Any], *, cancel: CancelToken, emit: EmitFn, stop_by: float
+    ) -> Generator[Any, None, dict[str, Any]]:
+        # The tool runs in its own thread so its feedback can be yielded as events
+        # while it works, and so a tool that ignores cancellation cannot hold the task.
+        updates: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+        box: dict[str, dict[str, Any]] = {}
+
+        def sink(tool: str, feedback: dict[str, Any]) -> None:
+            updates.put(dict(feedback))
+
+        def work() -> None:
+            try:
+                box["result"] = self._registry.execute(spec.name, arguments, cancel=cancel, feedback=sink)
+            except Exception as err:  # the registry should not raise; be safe anyway
+                logger.exception("tool %r raised", spec.name)
+                box["result"] = failure(f"tool {spec.name!r} raised {type(err).__name__}: {err}")
+            finally:
+                updates.put(None)
+
+        worker = threading.Thread(target=work, name=f"tool-{spec.name}", daemon=True)
+        worker.start()
+        last_feedback = 0.0
+        give_up: float | None = None
+        while True:
+            now = time.monotonic()
+            if cancel.cancelled and give_up is None:
+                give_up = now + _STOP_GRACE_S
+            timeout = (give_up if give_up is not None else stop_by) - now
+            try:
+                item = updates.get(timeout=max(timeout, 0.01))
+            except queue.Empty:
+                if give_up is None:
+                    cancel.cancel(f"tool {spec.name!r} ran past the task wall time")
+                elif time.monotonic() >= give_up:
+                    logger.error("tool %r did not return after cancellation; abandoning it", spec.name)
+                    return failure(f"tool {spec.name!r} did not return after cancellation ({cancel.reason})")
+                continue
+            if item is None:
+                break
+            if now - last_feedback >= _FEEDBACK_MIN_INTERVAL_S:
+                last_feedback = now
+                yield emit(EventType.TOOL_FEEDBACK, {"tool": spec.name, "feedback": compact_value(item)})
+        return normalize_envelope(box.get("result"))
+
+
+def _decision_data(spec: ToolSpec, decision: HookDecision) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "tool": spec.name,
+        "hook": decision.hook,
+        "action": decision.action.value,
+        "reason": decision.reason,
+    }
+    if decision.action is HookAction.REWRITE:
+        data["arguments"] = decision.arguments
+    return data

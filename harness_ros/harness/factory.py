@@ -1,0 +1,86 @@
+"""Build a Harness from the configuration: memory, profile, skills, hooks, run log."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness_ros.config import HarnessConfig
+from harness_ros.evaluation import EvaluatorProtocol
+from harness_ros.harness.loop import Harness
+from harness_ros.hooks import ApprovalHook, ApprovalProvider, BaseMotionSafetyFilter, PreExecutionHook
+from harness_ros.model.contracts import ChatModel
+from harness_ros.observation.contracts import Clearance, ObservationSource
+from harness_ros.tools import Tool
+
+__all__ = ["build_harness"]
+
+
+def _no_clearance() -> Clearance | None:
+    # Without an observation source there is no clearance: base motion is blocked.
+    return None
+
+
+def build_hooks(
+    config: HarnessConfig,
+    tools: Sequence[Tool],
+    observations: ObservationSource | None,
+    approval: ApprovalProvider | None,
+) -> list[PreExecutionHook]:
+    """Approval first (the operator may take a while), then the clearance check right
+    before the motion. The safety filter is always there: it passes non-motion tools."""
+    hooks: list[PreExecutionHook] = []
+    if any(tool.spec.requires_approval for tool in tools):
+        hooks.append(ApprovalHook(approval, config.safety.approval_timeout_s))
+    read_clearance = observations.clearance if observations is not None else _no_clearance
+    hooks.append(BaseMotionSafetyFilter(config.safety, read_clearance))
+    return hooks
+
+
+def build_harness(
+    config: HarnessConfig,
+    *,
+    tools: Sequence[Tool] = (),
+    observations: ObservationSource | None = None,
+    evaluator: EvaluatorProtocol | None = None,
+    approval: ApprovalProvider | None = None,
+    model: ChatModel | None = None,
+) -> Harness:
+    """The configured harness. Raises ``ProfileParseError``, ``SkillError`` or
+    ``MemoryStoreError`` with the precise problem when an input is invalid."""
+    from harness_ros.memory import FileMemory, ModelMemoryConsolidator, ModelToolExperienceSummarizer
+    from harness_ros.model import build_model
+    from harness_ros.profile import load_embodiment_profile_document_from_config
+    from harness_ros.skills import SkillCatalog
+
+    chat = model if model is not None else build_model(config)
+    if config.memory.consolidator == "model":
+        memory = FileMemory(
+            config.memory.dir,
+            consolidator=ModelMemoryConsolidator(chat, min_confidence=config.memory.min_confidence),
+            tool_experience_summarizer=ModelToolExperienceSummarizer(chat),
+            min_confidence=config.memory.min_confidence,
+            pending_limit=config.memory.pending_limit,
+        )
+    else:
+        memory = FileMemory(
+            config.memory.dir,
+            min_confidence=config.memory.min_confidence,
+            pending_limit=config.memory.pending_limit,
+        )
+    profile = load_embodiment_profile_document_from_config(config)
+    skills = SkillCatalog.discover(config.skills.dir)
+    return Harness(
+        model=chat,
+        tools=tools,
+        memory=memory,
+        profile=profile,
+        skills=skills,
+        observations=observations,
+        evaluator=evaluator,
+        hooks=build_hooks(config, tools, observations, approval),
+        limits=config.harness,
+        evaluator_config=config.evaluator,
+        post_execution_wait_s=config.observations.post_execution_wait_s,
+        runs_dir=config.harness.runs_dir,
+        context_window_tokens=config.model.context_window_tokens,
+    )

@@ -1,0 +1,190 @@
+"""The Harness: one session, one task at a time, each task an iterator of events.
+
+``run()`` rejects a second task at once (thread-safe) and returns an iterator;
+the task advances as the caller reads events (the ROS node reads them in its
+task worker thread). ``cancel()`` and ``revise()`` may be called from any thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Generator, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness_ros.config import EvaluatorConfig, HarnessLimits
+from harness_ros.errors import TaskRejectedError
+from harness_ros.evaluation import EvaluationGate, EvaluatorProtocol
+from harness_ros.events import EventType, HarnessEvent
+from harness_ros.harness.calls import ToolCallRunner
+from harness_ros.harness.prompts import decide_prompt
+from harness_ros.harness.runlog import RunLog
+from harness_ros.harness.task import ActiveTask, TaskRunner
+from harness_ros.hooks import PreExecutionHook
+from harness_ros.model.contracts import ChatModel
+from harness_ros.observation.contracts import ObservationSource
+from harness_ros.tools import CancelToken, Tool, ToolRegistry, skill_tools
+
+if TYPE_CHECKING:
+    from harness_ros.memory import FileMemory
+    from harness_ros.profile import EmbodimentProfile
+    from harness_ros.skills import SkillCatalog, SkillSession
+
+__all__ = ["Harness", "new_task_id"]
+
+logger = logging.getLogger(__name__)
+
+_TASK_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+def new_task_id() -> str:
+    """Sortable and unique: ``20250101T120000-1a2b3c``."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+class Harness:
+    """Runs tasks with a model, tools, memory, profile, skills, observations,
+    an evaluator and pre-execution hooks."""
+
+    def __init__(
+        self,
+        *,
+        model: ChatModel,
+        tools: Sequence[Tool] = (),
+        memory: FileMemory | None = None,
+        profile: EmbodimentProfile | None = None,
+        skills: SkillCatalog | None = None,
+        observations: ObservationSource | None = None,
+        evaluator: EvaluatorProtocol | None = None,
+        hooks: Sequence[PreExecutionHook] = (),
+        limits: HarnessLimits | None = None,
+        evaluator_config: EvaluatorConfig | None = None,
+        post_execution_wait_s: float = 2.0,
+        runs_dir: Path | None = None,
+        system_prompt: str | None = None,
+        context_window_tokens: int = 128_000,
+    ) -> None:
+        self.model = model
+        self.memory = memory
+        self.profile = profile
+        self.skills = skills
+        self.observations = observations
+        self.limits = limits if limits is not None else HarnessLimits()
+        self.context_window_tokens = context_window_tokens
+        self.runs_dir = Path(runs_dir) if runs_dir is not None else None
+        self.system_prompt = decide_prompt(
+            system_prompt if system_prompt is not None else self.limits.system_prompt
+        )
+        self.skill_session: SkillSession | None = None
+        extra: list[Tool] = []
+        if skills is not None and skills.has_skills:
+            from harness_ros.skills import SkillSession
+
+            self.skill_session = SkillSession(skills)
+            extra = skill_tools(self.skill_session, skills)
+        self.registry = ToolRegistry([*tools, *extra])
+        config = evaluator_config if evaluator_config is not None else EvaluatorConfig()
+        self.gate = (
+            EvaluationGate(evaluator, max_segments=config.max_segments) if evaluator is not None else None
+        )
+        self.hooks = tuple(hooks)
+        self.calls = ToolCallRunner(
+            self.registry,
+            hooks=self.hooks,
+            gate=self.gate,
+            observations=observations,
+            post_execution_wait_s=post_execution_wait_s,
+        )
+        self.last_run_dir: Path | None = None
+        self._lock = threading.Lock()
+        self._active: ActiveTask | None = None
+
+    @property
+    def busy(self) -> bool:
+        with self._lock:
+            return self._active is not None
+
+    def run(
+        self, instruction: str, *, task_id: str | None = None, cancel: CancelToken | None = None
+    ) -> Iterator[HarnessEvent]:
+        """Start a task; raises ``TaskRejectedError`` now if one is running or the input is bad.
+
+        The returned iterator yields the task's events and ends after ``done``.
+        Closing it early ends the task as cancelled.
+        """
+        if not isinstance(instruction, str) or not instruction.strip():
+            raise TaskRejectedError("the instruction is empty")
+        task_id = task_id or new_task_id()
+        if not _TASK_ID.match(task_id) or task_id in {".", ".."}:
+            raise TaskRejectedError(f"task id {task_id!r} must match {_TASK_ID.pattern}")
+        with self._lock:
+            if self._active is not None:
+                msg = f"task {self._active.task_id!r} is running; cancel it first (rejected {task_id!r})"
+                raise TaskRejectedError(msg)
+            runlog = RunLog(self.runs_dir / task_id) if self.runs_dir is not None else None
+            active = ActiveTask(task_id, cancel if cancel is not None else CancelToken())
+            self._active = active
+        self.last_run_dir = runlog.folder if runlog is not None else None
+        runner = TaskRunner(self, active, instruction, runlog)
+        return _EventStream(runner.events(), lambda: self._release(active))
+
+    def cancel(self, reason: str = "cancelled") -> bool:
+        """Cancel the running task (from any thread); False when none is running."""
+        with self._lock:
+            active = self._active
+        if active is None:
+            return False
+        active.token.cancel(reason)
+        return True
+
+    def revise(self, instruction: str) -> None:
+        """Add an instruction revision; it reaches the model before its next decision.
+        Ignored (logged) when no task is running."""
+        text = instruction.strip() if isinstance(instruction, str) else ""
+        with self._lock:
+            active = self._active
+        if active is None or not text:
+            logger.warning("instruction revision ignored: %s", "no task is running" if text else "empty text")
+            return
+        with active.lock:
+            active.revisions.append(text)
+
+    def _release(self, active: ActiveTask) -> None:
+        with self._lock:
+            if self._active is active:
+                self._active = None
+
+
+class _EventStream(Iterator[HarnessEvent]):
+    """Frees the harness when the task's events end, the stream is closed, or dropped."""
+
+    def __init__(self, events: Generator[HarnessEvent, None, None], release: Callable[[], None]) -> None:
+        self._events = events
+        self._release = release
+
+    def __iter__(self) -> _EventStream:
+        return self
+
+    def __next__(self) -> HarnessEvent:
+        try:
+            event = next(self._events)
+        except BaseException:
+            self._release()
+            raise
+        if event.type is EventType.DONE:
+            # Everything per-task is finished before ``done``: a new task may start now.
+            self._release()
+        return event
+
+    def close(self) -> None:
+        try:
+            self._events.close()
+        finally:
+            self._release()
+
+    def __del__(self) -> None:
+        self.close()

@@ -1,0 +1,454 @@
+"""One task: turns from the instruction to a final report or a termination.
+
+Turn = one model decision + at most one tool execution. Before each decision:
+pending instruction revisions, the loaded Skill, a Task Notes snapshot when the
+notes changed, the newest Observation, and compaction when the context nears
+the window. Exactly one ``done`` event ends every task.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness_ros.context import (
+    Compactor,
+    ContextBuilder,
+    EntryKind,
+    Message,
+    ResidentContext,
+    observation_images,
+    observation_message,
+    observation_summary,
+    tool_message,
+)
+from harness_ros.errors import LLMError
+from harness_ros.events import EventType, HarnessEvent, TaskStatus
+from harness_ros.harness.calls import CallOutcome
+from harness_ros.model.contracts import ModelReply, ToolCall
+from harness_ros.observation.contracts import Observation
+from harness_ros.tools import CancelToken, failure
+
+if TYPE_CHECKING:
+    from harness_ros.harness.loop import Harness
+    from harness_ros.harness.runlog import RunLog
+
+__all__ = ["ActiveTask", "TaskRunner"]
+
+logger = logging.getLogger(__name__)
+
+MAX_MALFORMED_IN_A_ROW = 3
+"""Consecutive malformed decisions (bad tool call, empty reply) before the task aborts."""
+KEEP_EXCHANGES = 2
+"""Exchanges (assistant message + its tool results) compaction keeps verbatim."""
+
+
+@dataclass
+class ActiveTask:
+    """The running task's shared state: touched by the worker and by cancel()/revise()."""
+
+    task_id: str
+    token: CancelToken
+    revisions: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take_revisions(self) -> list[str]:
+        with self.lock:
+            taken, self.revisions = self.revisions, []
+        return taken
+
+
+@dataclass(frozen=True)
+class _End:
+    status: TaskStatus
+    reason: str = ""
+    report: str = ""
+
+
+class TaskRunner:
+    def __init__(self, harness: Harness, active: ActiveTask, instruction: str, runlog: RunLog | None) -> None:
+        self._h = harness
+        self._active = active
+        self._instruction = instruction.strip()
+        self._runlog = runlog
+        self._turn = 0
+        self._started = time.monotonic()
+        self._deadline = self._started + harness.limits.task_timeout_s
+        self._malformed = 0
+        self._records: list[dict[str, Any]] = []
+        self._builder: ContextBuilder | None = None
+        self._timer: threading.Timer | None = None
+        self._finished = False
+
+    # ------------------------------------------------------------------ events
+    def _emit(self, kind: EventType, data: dict[str, Any] | None = None) -> HarnessEvent:
+        turn = self._turn or None
+        event = HarnessEvent(kind, self._active.task_id, turn=turn, data=dict(data or {}))
+        if self._runlog is not None:
+            self._runlog.write_event(event)
+        return event
+
+    def events(self) -> Generator[HarnessEvent, None, None]:
+        end: _End | None = None
+        try:
+            yield self._start()
+            end = yield from self._turns()
+        except GeneratorExit:
+            # The consumer stopped reading: finish quietly (no more yields possible).
+            self._finish(_End(TaskStatus.CANCELLED, "the event consumer closed the task"))
+            raise
+        except Exception as err:  # a harness fault ends the task, never the caller
+            logger.exception("task %s failed inside the harness", self._active.task_id)
+            end = _End(TaskStatus.ABORTED, f"internal error: {type(err).__name__}: {err}")
+        finally:
+            self._stop_timer()
+        if end is not None:
+            yield from self._finish(end)
+
+    # ------------------------------------------------------------------ start
+    def _start(self) -> HarnessEvent:
+        h = self._h
+        self._started = time.monotonic()
+        self._deadline = self._started + h.limits.task_timeout_s
+        if h.memory is not None:
+            h.memory.start_task(self._instruction, task_id=self._active.task_id)
+        names = h.registry.names()
+        summaries = h.memory.tool_experience_summaries(names) if h.memory is not None else {}
+        resident = ResidentContext(
+            system_prompt=h.system_prompt,
+            memory=h.memory.resident_memory() if h.memory is not None else "",
+            profile=h.profile.render() if h.profile is not None else "",
+            tool_definitions=tuple(h.registry.definitions(summaries)),
+            skill_catalog=h.skills.render_catalog() if h.skills is not None and h.skills.has_skills else "",
+        )
+        self._builder = ContextBuilder(resident)
+        self._builder.history.add_instruction(self._instruction)
+        self._timer = threading.Timer(h.limits.task_timeout_s, self._on_deadline)
+        self._timer.daemon = True
+        self._timer.start()
+        return self._emit(
+            EventType.TASK_STARTED,
+            {
+                "instruction": self._instruction,
+                "model": getattr(h.model, "name", ""),
+                "tools": names,
+                "max_turns": h.limits.max_turns,
+                "task_timeout_s": h.limits.task_timeout_s,
+                "run_dir": str(self._runlog.folder) if self._runlog is not None else None,
+            },
+        )
+
+    def _on_deadline(self) -> None:
+        self._active.timed_out = True
+        self._active.token.cancel(f"task wall-time limit of {self._h.limits.task_timeout_s:g} s reached")
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    # ------------------------------------------------------------------ turns
+    def _interrupted(self) -> _End | None:
+        token = self._active.token
+        if self._active.timed_out or time.monotonic() >= self._deadline:
+            limit = self._h.limits.task_timeout_s
+            return _End(TaskStatus.FAILED, f"task wall-time limit of {limit:g} s reached")
+        if token.cancelled:
+            return _End(TaskStatus.CANCELLED, token.reason or "cancelled")
+        return None
+
+    def _turns(self) -> Generator[HarnessEvent, None, _End]:
+        builder = self._builder
+        assert builder is not None
+        while True:
+            end = self._interrupted()
+            if end is not None:
+                return end
+            if self._turn >= self._h.limits.max_turns:
+                limit = self._h.limits.max_turns
+                return _End(TaskStatus.FAILED, f"turn limit of {limit} turns reached without a final report")
+            self._turn += 1
+            yield self._emit(EventType.TURN, {"elapsed_s": round(time.monotonic() - self._started, 3)})
+            yield from self._prepare(builder)
+            observation, obs_message = yield from self._observe()
+            yield from self._maybe_compact(builder, obs_message)
+            end = self._interrupted()
+            if end is not None:
+                return end
+            try:
+                reply = self._h.model.complete(builder.messages(obs_message), tools=builder.tools())
+            except LLMError as err:
+                return _End(TaskStatus.FAILED, f"model provider failed: {err}")
+            except Exception as err:  # an adapter fault is a provider failure, reported cleanly
+                logger.exception("model call raised")
+                return _End(TaskStatus.FAILED, f"model call raised {type(err).__name__}: {err}")
+            yield self._emit(EventType.MODEL_RESPONSE, _reply_data(reply))
+            end = yield from self._handle_reply(builder, reply, observation)
+            if end is not None:
+                return end
+
+    def _prepare(self, builder: ContextBuilder) -> Iterator[HarnessEvent]:
+        h = self._h
+        for text in self._active.take_revisions():
+            builder.history.add_revision(text)
+            yield self._emit(EventType.REVISION, {"instruction": text})
+        if h.skill_session is not None:
+            # A loaded skill joins the Resident context (the prefix changes once, then is stable).
+            builder.set_loaded_skill(h.skill_session.render_loaded())
+        if h.memory is not None:
+            snapshot = h.memory.task_notes_snapshot_if_changed()
+            if snapshot:
+                builder.history.add_notes(snapshot)
+                yield self._emit(EventType.NOTES, {"task_notes": snapshot, "chars": len(snapshot)})
+
+    def _observe(self) -> Generator[HarnessEvent, None, tuple[Observation | None, Message | None]]:
+        source = self._h.observations
+        if source is None:
+            return None, None
+        try:
+            observation = source.observe()
+        except Exception as err:  # a sensor fault must not end the task; the model is told
+            logger.exception("observation failed")
+            observation = Observation(
+                time=time.time(), notes=(f"observation failed: {type(err).__name__}: {err}",)
+            )
+        data = observation_summary(observation)
+        if self._runlog is not None:
+            saved = [
+                self._runlog.write_image(self._turn, name, jpeg)
+                for name, jpeg in observation_images(observation)
+            ]
+            data["images"] = [name for name in saved if name]
+        yield self._emit(EventType.OBSERVATION, data)
+        return observation, observation_message(observation)
+
+    def _maybe_compact(self, builder: ContextBuilder, obs_message: Message | None) -> Iterator[HarnessEvent]:
+        h = self._h
+        threshold = int(h.limits.compaction_ratio * h.context_window_tokens)
+        if builder.estimate_tokens(obs_message) <= threshold:
+            return
+        compactor = Compactor(h.model, keep_exchanges=KEEP_EXCHANGES)
+        outcome = compactor.compact(builder.history, measure=lambda: builder.estimate_tokens(obs_message))
+        if outcome.compacted or outcome.error:
+            yield self._emit(EventType.COMPACTION, {**outcome.to_dict(), "threshold_tokens": threshold})
+
+    # ------------------------------------------------------------------ decisions
+    def _handle_reply(
+        self, builder: ContextBuilder, reply: ModelReply, observation: Observation | None
+    ) -> Generator[HarnessEvent, None, _End | None]:
+        text = (reply.text or "").strip()
+        if not reply.tool_calls:
+            if text:
+                return _End(TaskStatus.COMPLETED, report=text)
+            builder.history.add(EntryKind.HARNESS, {"role": "user", "content": _EMPTY_REPLY_NOTE})
+            return self._count_malformed("the model replied with neither a tool call nor a report")
+        calls = _with_ids(reply.tool_calls, self._turn)
+        builder.history.add_assistant(_assistant_message(reply.text, calls))
+        first, rest = calls[0], calls[1:]
+        outcome: CallOutcome = yield from self._h.calls.run(
+            first,
+            cancel=self._active.token,
+            observation=observation,
+            emit=self._emit,
+            stop_by=self._deadline,
+        )
+        self._record(first, outcome)
+        yield self._emit(
+            EventType.TOOL_RESULT,
+            {
+                "tool": first.name,
+                "call_id": first.id,
+                "result": outcome.content,
+                "malformed": outcome.malformed,
+                "elapsed_s": outcome.elapsed_s,
+            },
+        )
+        builder.history.add_tool(tool_message(first.id, outcome.content))
+        for extra in rest:
+            refused = failure(
+                f"one tool call per turn: only {first.name!r} was executed; call {extra.name!r} "
+                "again in a later turn if it is still needed"
+            )
+            yield self._emit(
+                EventType.TOOL_RESULT,
+                {"tool": extra.name, "call_id": extra.id, "result": refused, "refused": True},
+            )
+            builder.history.add_tool(tool_message(extra.id, refused))
+        if outcome.cancelled:
+            return self._interrupted() or _End(TaskStatus.CANCELLED, "cancelled")
+        if outcome.malformed:
+            return self._count_malformed(str(outcome.content.get("reason", "")))
+        self._malformed = 0
+        return None
+
+    def _count_malformed(self, reason: str) -> _End | None:
+        self._malformed += 1
+        if self._malformed >= MAX_MALFORMED_IN_A_ROW:
+            return _End(
+                TaskStatus.ABORTED,
+                f"{self._malformed} malformed decisions in a row; last: {reason}",
+            )
+        return None
+
+    def _record(self, call: ToolCall, outcome: CallOutcome) -> None:
+        if self._h.registry.get(call.name) is None:
+            return  # unknown tools have no ledger and no place in the trajectory
+        arguments = outcome.arguments if outcome.arguments is not None else {}
+        verdict = outcome.verdict.to_dict() if outcome.verdict is not None else None
+        self._records.append(
+            {
+                "index": len(self._records),
+                "tool": call.name,
+                "arguments": arguments,
+                "result": outcome.content,
+                "verdict": verdict,
+            }
+        )
+        if self._h.memory is not None:
+            self._h.memory.record_tool_result(call.name, arguments, outcome.content, verdict)
+
+    # ------------------------------------------------------------------ end
+    def _trajectory(self, status: str) -> dict[str, Any]:
+        memory = self._h.memory
+        if memory is not None:
+            trajectory = dict(memory.trajectory())
+        else:
+            trajectory = {
+                "task_id": self._active.task_id,
+                "goal": self._instruction,
+                "phase": "",
+                "events": self._records,
+            }
+        trajectory["task_id"] = trajectory.get("task_id") or self._active.task_id
+        trajectory["status"] = status
+        return trajectory
+
+    def _finish(self, end: _End) -> Iterator[HarnessEvent]:
+        """Expire per-task state and report; runs at most once. The memory and done
+        events are yielded when the consumer is still reading, and always logged."""
+        if self._finished:
+            return iter(())
+        self._finished = True
+        h = self._h
+        memory_status = "completed" if end.status is TaskStatus.COMPLETED else "aborted"
+        events: list[HarnessEvent] = []
+        try:
+            trajectory = self._trajectory(memory_status)
+        except Exception as err:  # the run log must still be written
+            logger.exception("cannot read the trajectory")
+            trajectory = {
+                "task_id": self._active.task_id,
+                "goal": self._instruction,
+                "status": memory_status,
+                "events": self._records,
+                "error": str(err),
+            }
+        if self._runlog is not None:
+            self._runlog.write_trajectory(trajectory)
+        events.append(self._emit(EventType.MEMORY_CONSOLIDATION, self._consolidate(memory_status)))
+        if h.skill_session is not None:
+            h.skill_session.reset()
+        if h.gate is not None:
+            h.gate.reset()
+        report = end.report or (f"Task {end.status.value}: {end.reason}" if end.reason else "")
+        elapsed = round(time.monotonic() - self._started, 3)
+        done = self._emit(
+            EventType.DONE,
+            {
+                "status": end.status.value,
+                "report": report,
+                "reason": end.reason,
+                "turns": self._turn,
+                "elapsed_s": elapsed,
+            },
+        )
+        events.append(done)
+        if self._runlog is not None:
+            self._runlog.write_report(
+                task_id=self._active.task_id,
+                instruction=self._instruction,
+                status=end.status.value,
+                reason=end.reason,
+                report=report,
+            )
+            self._runlog.close()
+        return iter(events)
+
+    def _consolidate(self, memory_status: str) -> dict[str, Any]:
+        memory = self._h.memory
+        if memory is None:
+            return {"skipped": True, "reason": "no memory configured", "status": memory_status}
+        try:
+            result = dict(memory.finish_task(memory_status, allowed_tools=self._h.registry.names()))
+        except Exception as err:  # a consolidation fault is an event, never a crashed task
+            logger.exception("finish_task failed")
+            return {"skipped": False, "error": f"{type(err).__name__}: {err}", "status": memory_status}
+        result.pop("trajectory", None)  # already in trajectory.json; events stay small
+        return {**_json_safe(result), "status": memory_status}
+
+
+_EMPTY_REPLY_NOTE = (
+    "Your last reply had neither a tool call nor any text. Call one tool, or answer with your final report."
+)
+
+
+def _with_ids(calls: tuple[ToolCall, ...], turn: int) -> list[ToolCall]:
+    """Every call needs a unique id so each gets exactly one tool result."""
+    seen: set[str] = set()
+    fixed = []
+    for index, call in enumerate(calls):
+        call_id = call.id if call.id and call.id not in seen else f"call_{turn}_{index}"
+        seen.add(call_id)
+        fixed.append(
+            call if call_id == call.id else ToolCall(call_id, call.name, call.arguments_json, call.arguments)
+        )
+    return fixed
+
+
+def _assistant_message(text: str | None, calls: list[ToolCall]) -> Message:
+    # Unparseable arguments are stored as "{}": providers re-parse history and would
+    # reject the whole request; the tool result tells the model what was wrong.
+    return {
+        "role": "assistant",
+        "content": text or None,
+        "tool_calls": [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": call.arguments_json if call.arguments is not None else "{}",
+                },
+            }
+            for call in calls
+        ],
+    }
+
+
+def _reply_data(reply: ModelReply) -> dict[str, Any]:
+    return {
+        "text": reply.text,
+        "tool_calls": [
+            {
+                "id": call.id,
+                "name": call.name,
+                "arguments": call.arguments if call.arguments is not None else call.arguments_json[:500],
+            }
+            for call in reply.tool_calls
+        ],
+        "usage": {
+            "prompt_tokens": reply.usage.prompt_tokens,
+            "completion_tokens": reply.usage.completion_tokens,
+        },
+        "model": reply.model,
+    }
+
+
+def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(json.dumps(value, default=str))
+    return result
