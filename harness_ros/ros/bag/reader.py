@@ -1,0 +1,216 @@
+"""Open a rosbag2 (MCAP or sqlite3) for replay, with errors that say what is wrong.
+
+Pure ``rosbags``: no rclpy here, so ``harness-ros replay --mode consolidate`` runs
+without a ROS installation. Every problem is a ``BagError`` naming the bag and what
+is missing (no metadata.yaml, a truncated file, an unsupported serialization format,
+no messages, no events topic), never a traceback.
+
+Messages are read per storage file rather than through rosbags' directory reader:
+that reader drops every message whose recorded QoS differs from metadata.yaml's
+(bags written by some rosbag2 versions, e.g. the ``talker`` samples), which would
+make a full bag look empty.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rosbags.rosbag2 import Reader, ReaderError
+from rosbags.typesys import Stores, get_typestore
+
+from harness_ros.errors import BagError
+
+__all__ = [
+    "EVENTS_TYPE",
+    "BagContents",
+    "BagMessage",
+    "TopicInfo",
+    "find_events_topic",
+    "iter_events",
+    "iter_messages",
+    "open_bag",
+]
+
+logger = logging.getLogger(__name__)
+
+EVENTS_TYPE = "std_msgs/msg/String"
+"""Type of ``~/events`` and ``~/instruction`` (one JSON event / one instruction per message)."""
+
+_STORAGE_SUFFIXES = (".mcap", ".db3")
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    msgtype: str
+    count: int
+
+
+@dataclass(frozen=True)
+class BagMessage:
+    topic: str
+    msgtype: str
+    timestamp_ns: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class BagContents:
+    """What a bag holds; messages are read lazily with ``iter_messages``."""
+
+    path: Path
+    storage: str
+    topics: dict[str, TopicInfo]
+    message_count: int
+    start_ns: int
+    end_ns: int
+    compressed: bool
+    files: tuple[Path, ...]
+    """Storage files in recording order (the bag itself when it is a bare file)."""
+
+    @property
+    def duration_s(self) -> float:
+        return max(0, self.end_ns - self.start_ns) / 1e9
+
+    def describe_topics(self) -> str:
+        return ", ".join(f"{t.name} ({t.msgtype})" for t in self.topics.values()) or "none"
+
+
+def _fail(path: Path, what: str) -> BagError:
+    return BagError(f"{str(path)!r}: {what}")
+
+
+def _storage_files(path: Path) -> tuple[list[Path], str]:
+    """Storage files of a directory bag from metadata.yaml, checked to exist."""
+    meta_path = path / "metadata.yaml"
+    try:
+        raw = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise _fail(path, f"metadata.yaml cannot be read: {err}") from None
+    info = raw.get("rosbag2_bagfile_information") if isinstance(raw, dict) else None
+    if not isinstance(info, dict):
+        raise _fail(path, "metadata.yaml has no 'rosbag2_bagfile_information' mapping")
+    names = info.get("relative_file_paths") or []
+    storage = str(info.get("storage_identifier", ""))
+    files = [path / Path(str(name)).name for name in names]
+    if missing := [f.name for f in files if not f.is_file()]:
+        raise _fail(path, f"storage file(s) listed in metadata.yaml are missing: {', '.join(missing)}")
+    return files, storage
+
+
+def _describe_reader_error(err: Exception) -> str:
+    text = str(err).strip().rstrip(".")
+    if "Serialization format" in text:
+        return f"unsupported serialization format ({text}); only 'cdr' can be replayed"
+    if "magic" in text.lower() or isinstance(err, sqlite3.DatabaseError):
+        return f"corrupt or truncated storage file ({text})"
+    return f"cannot be read ({text})"
+
+
+def open_bag(path: str | Path) -> BagContents:
+    """Validate a bag (directory with metadata.yaml, or a bare .mcap/.db3 file)."""
+    path = Path(path)
+    if not path.exists():
+        raise _fail(path, "no such file or directory")
+    if path.is_dir():
+        if not (path / "metadata.yaml").is_file():
+            bare = sorted(p for p in path.iterdir() if p.suffix in _STORAGE_SUFFIXES)
+            if len(bare) != 1:
+                raise _fail(path, "not a rosbag2: no metadata.yaml (and not exactly one .mcap/.db3 file)")
+            # A bag folder whose metadata.yaml was lost: the MCAP/sqlite file alone is readable.
+            return open_bag(bare[0])
+        files, storage = _storage_files(path)
+    elif path.suffix in _STORAGE_SUFFIXES:
+        files, storage = [path], "mcap" if path.suffix == ".mcap" else "sqlite3"
+    else:
+        raise _fail(path, f"not a rosbag2: expected a bag folder, .mcap or .db3, got {path.suffix!r}")
+    try:
+        with Reader(path) as reader:
+            topics = {
+                name: TopicInfo(name, info.msgtype or "?", info.msgcount)
+                for name, info in reader.topics.items()
+            }
+            count, start, end = reader.message_count, reader.start_time, reader.end_time
+            compressed = bool(reader.compression_mode)
+    except (ReaderError, sqlite3.DatabaseError, ValueError, KeyError, EOFError) as err:
+        raise _fail(path, _describe_reader_error(err)) from None
+    if count == 0:
+        names = ", ".join(topics) or "none"
+        raise _fail(path, f"the bag is empty: 0 messages recorded (topics: {names})")
+    return BagContents(
+        path=path,
+        storage=storage,
+        topics=topics,
+        message_count=count,
+        start_ns=start,
+        end_ns=end,
+        compressed=compressed,
+        files=tuple(files),
+    )
+
+
+def iter_messages(bag: BagContents, topics: Iterable[str] | None = None) -> Iterator[BagMessage]:
+    """Raw CDR messages of ``topics`` (all when None), in recording order."""
+    wanted = set(topics) if topics is not None else None
+    # Compressed bags need rosbags' directory reader (it decompresses); otherwise read
+    # each storage file on its own (see the module docstring).
+    sources = [bag.path] if bag.compressed else list(bag.files)
+    try:
+        for source in sources:
+            with Reader(source) as reader:
+                connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
+                if not connections:
+                    continue
+                for connection, timestamp, data in reader.messages(connections):
+                    yield BagMessage(connection.topic, connection.msgtype, timestamp, bytes(data))
+    except (ReaderError, sqlite3.DatabaseError, ValueError, KeyError, EOFError) as err:
+        raise _fail(bag.path, _describe_reader_error(err)) from None
+
+
+def find_events_topic(bag: BagContents, events_topic: str | None = None) -> str:
+    """The harness events topic: ``events_topic``, or the one std_msgs/String topic ending in /events."""
+    if events_topic is not None:
+        info = bag.topics.get(events_topic)
+        if info is None:
+            raise _fail(bag.path, f"no topic {events_topic!r}; topics: {bag.describe_topics()}")
+        if info.msgtype != EVENTS_TYPE:
+            raise _fail(bag.path, f"topic {events_topic!r} is {info.msgtype}, expected {EVENTS_TYPE}")
+        return events_topic
+    found = [t.name for t in bag.topics.values() if t.name.endswith("/events") and t.msgtype == EVENTS_TYPE]
+    if not found:
+        raise _fail(
+            bag.path,
+            f"no harness events topic (a {EVENTS_TYPE} topic ending in '/events'); "
+            f"topics: {bag.describe_topics()}",
+        )
+    if len(found) > 1:
+        raise _fail(bag.path, f"several events topics {found!r}: choose one with --events-topic")
+    return found[0]
+
+
+def iter_events(bag: BagContents, events_topic: str | None = None) -> Iterator[dict[str, Any]]:
+    """Harness event dicts from the events topic, in recording order.
+
+    A message that is not a JSON object is skipped with a warning: one bad message
+    must not hide the rest of a recording.
+    """
+    topic = find_events_topic(bag, events_topic)
+    typestore = get_typestore(Stores.ROS2_KILTED)
+    for message in iter_messages(bag, [topic]):
+        try:
+            text = typestore.deserialize_cdr(message.data, EVENTS_TYPE).data
+            event = json.loads(text)
+        except (ValueError, IndexError, AssertionError) as err:
+            logger.warning("%s: skipping an undecodable event at %d: %s", bag.path, message.timestamp_ns, err)
+            continue
+        if not isinstance(event, dict) or "type" not in event or "task_id" not in event:
+            logger.warning("%s: skipping a message on %s that is not a harness event", bag.path, topic)
+            continue
+        yield event
