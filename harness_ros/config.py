@@ -161,6 +161,10 @@ class ToolBinding(_Model):
     service: str | None = Field(default=None, description="Service name.")
     type: str = Field(description="Interface type string: pkg/action/Name or pkg/srv/Name.")
     input_schema: dict[str, Any] | None = Field(default=None, description="Overrides the derived schema.")
+    required_arguments: list[str] = Field(
+        default_factory=list,
+        description="Goal/request fields the model must give (a derived schema marks none required).",
+    )
     physical: bool = True
     evaluated: bool = False
     post_condition: str | None = None

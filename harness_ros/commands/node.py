@@ -16,10 +16,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-autostart", action="store_true", help="stay unconfigured until a lifecycle manager says so"
     )
+    parser.add_argument("--record", type=Path, help="record sensors, instructions and events to this rosbag2")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from harness_ros.ros.node import run_node
 
-    return run_node(args.config, ros_args=args.ros_args, autostart=not args.no_autostart)
+    ros_args = list(args.ros_args) or ["--ros-args"]
+    if args.record is not None:
+        ros_args += ["-p", f"record.path:={args.record.resolve()}"]
+    return run_node(args.config, ros_args=ros_args, autostart=not args.no_autostart)

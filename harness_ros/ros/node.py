@@ -84,6 +84,7 @@ class HarnessNode(LifecycleNode):
         self._harness: Any = None
         self._observations: Any = None
         self._tools: list[Any] = []
+        self._recorder: Any = None
         self._worker: threading.Thread | None = None
         self._accepting = False
         self._lock = threading.Lock()
@@ -170,6 +171,9 @@ class HarnessNode(LifecycleNode):
             model=model,
         )
         self.config = config
+        from harness_ros.ros.bag.recorder import attach_recorder
+
+        self._recorder = attach_recorder(self, config)
         views_text = ", ".join(views) or "none"
         self.get_logger().info(
             f"configured: model {config.effective_model()!r}, views [{views_text}], "
@@ -225,6 +229,9 @@ class HarnessNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _release(self) -> None:
+        if self._recorder is not None:
+            self._recorder.close()
+            self._recorder = None
         for tool in self._tools:
             destroy = getattr(tool, "destroy", None)
             if destroy is not None:

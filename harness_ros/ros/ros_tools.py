@@ -1,0 +1,444 @@
+"""Tools bound to the robot's ROS actions and services.
+
+A tool is built from a ``ToolBinding``: the interface type is imported from its type
+string, the model-facing schema is derived from the Goal/Request (unless the binding
+gives one), arguments become the goal, and the result becomes the envelope.
+
+Threading: the node's executor spins in another thread; ``execute`` runs in the
+harness worker thread and never spins. It sends with ``*_async``, and waits on
+``threading.Event``s set by done callbacks, always with a deadline, polling the
+CancelToken between short waits.
+
+Honesty rules: success is reported only when the server confirmed it (action status
+SUCCEEDED, and the result's success field true when it has one). A timeout or an
+operator cancel cancels the goal and says whether the server confirmed the cancel.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from action_msgs.msg import GoalStatus
+from action_msgs.srv import CancelGoal
+from rclpy.action import ActionClient
+from rosidl_parser.definition import AbstractString, BasicType
+
+from harness_ros.config import ToolBinding
+from harness_ros.errors import ToolError
+from harness_ros.ros.interfaces import (
+    FieldError,
+    field_type,
+    fill_message,
+    get_field,
+    import_interface,
+    message_to_jsonable,
+    schema_for_message,
+)
+from harness_ros.tools.contracts import CancelToken, FeedbackSink, Tool, ToolSpec, failure, success
+
+if TYPE_CHECKING:
+    from rclpy.callback_groups import CallbackGroup
+    from rclpy.node import Node
+    from rclpy.task import Future
+
+__all__ = ["ActionTool", "ServiceTool", "build_ros_tools"]
+
+_POLL_S = 0.05
+"""Longest delay between an operator cancel and the tool noticing it."""
+_CANCEL_WAIT_S = 2.0
+"""How long a timed-out or cancelled goal waits for the server to confirm the cancel."""
+
+_STATUS_NAMES = {
+    GoalStatus.STATUS_UNKNOWN: "unknown",
+    GoalStatus.STATUS_ACCEPTED: "accepted",
+    GoalStatus.STATUS_EXECUTING: "executing",
+    GoalStatus.STATUS_CANCELING: "canceling",
+    GoalStatus.STATUS_SUCCEEDED: "succeeded",
+    GoalStatus.STATUS_CANCELED: "canceled",
+    GoalStatus.STATUS_ABORTED: "aborted",
+}
+
+
+class _Wait(Enum):
+    DONE = "done"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+
+
+def _wait(event: threading.Event, deadline: float, cancel: CancelToken) -> _Wait:
+    """Wait for ``event`` until ``deadline`` (monotonic), noticing ``cancel`` within _POLL_S."""
+    while not event.is_set():
+        if cancel.cancelled:
+            return _Wait.CANCELLED
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return _Wait.TIMEOUT
+        event.wait(min(_POLL_S, remaining))
+    return _Wait.DONE
+
+
+def _wait_until(ready: Callable[[], bool], timeout_s: float, cancel: CancelToken) -> _Wait:
+    """Poll ``ready`` (a graph query, no spinning needed) until it holds or time runs out."""
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        if cancel.cancelled:
+            return _Wait.CANCELLED
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return _Wait.TIMEOUT
+        cancel.wait(min(_POLL_S, remaining))
+    return _Wait.DONE
+
+
+def _secs(value: float) -> str:
+    return f"{value:.1f}" if round(value, 1) == value else f"{value:g}"
+
+
+def _future_done_event(future: Future) -> threading.Event:
+    event = threading.Event()
+    future.add_done_callback(lambda _f: event.set())
+    return event
+
+
+class _RosTool:
+    """What action and service tools share: the spec and reading a result message."""
+
+    kind = ""
+
+    def __init__(self, node: Node, binding: ToolBinding, request_class: type, result_class: type) -> None:
+        self._node = node
+        self._binding = binding
+        self._request_class = request_class
+        self._logger = node.get_logger()
+        schema = binding.input_schema or schema_for_message(
+            request_class, required=binding.required_arguments
+        )
+        self.spec = ToolSpec(
+            name=binding.name,
+            description=binding.description,
+            input_schema=schema,
+            physical=binding.physical,
+            evaluated=binding.evaluated,
+            post_condition=binding.post_condition,
+            segment=binding.segment,
+            base_motion=binding.base_motion,
+            distance_argument=binding.distance_argument,
+            direction_argument=binding.direction_argument,
+            requires_approval=binding.requires_approval,
+            timeout_s=binding.timeout_s,
+        )
+        self._success_field = self._checked_field(result_class, "success_field", "boolean")
+        self._message_field = self._checked_field(result_class, "message_field", "string")
+
+    def _checked_field(self, result_class: type, role: str, wanted: str) -> str | None:
+        """The configured field if the result has it with the right type; None when an
+        unset default (``success``/``message``) is simply absent from this result type."""
+        dotted: str | None = getattr(self._binding, role)
+        if dotted is None:
+            return None
+        slot = field_type(result_class, dotted)
+        explicit = role in self._binding.model_fields_set
+        if slot is None:
+            if explicit:
+                msg = (
+                    f"tool {self._binding.name!r}: {role} {dotted!r} "
+                    f"is not a field of the {self._binding.type} result"
+                )
+                raise ToolError(msg)
+            return None
+        ok = (
+            isinstance(slot, BasicType) and slot.typename == "boolean"
+            if wanted == "boolean"
+            else isinstance(slot, AbstractString)
+        )
+        if not ok:
+            msg = f"tool {self._binding.name!r}: {role} {dotted!r} of {self._binding.type} is not a {wanted}"
+            raise ToolError(msg)
+        return dotted
+
+    def _endpoint(self) -> str:
+        raise NotImplementedError
+
+    def _build_request(self, arguments: dict[str, Any]) -> Any:
+        try:
+            return fill_message(self._request_class, arguments)
+        except FieldError as err:
+            raise _BadArgumentsError(f"invalid arguments for {self.spec.name!r}: {err}") from None
+
+    def _reason_text(self, result: Any) -> str:
+        if self._message_field is None:
+            return ""
+        return str(get_field(result, self._message_field)).strip()
+
+    def _read_result(self, result: Any, run_id: str, status: str | None) -> dict[str, Any]:
+        """Envelope for a result the server delivered. ``status`` None means a service reply."""
+        jsonable = message_to_jsonable(result)
+        message = self._reason_text(result)
+        where = f"{self.kind} {self._endpoint()!r}"
+        if status is not None and status != "succeeded":
+            verb = f"{status} the goal" if status in ("aborted", "canceled") else f"ended the goal {status}"
+            reason = f"{where} {verb}" + (f": {message}" if message else "")
+            return failure(reason, run_id=run_id, result=jsonable)
+        if self._success_field is not None and get_field(result, self._success_field) is not True:
+            reason = message or f"{where} reported {self._success_field} = false"
+            return failure(reason, run_id=run_id, result=jsonable)
+        return success(result=jsonable, run_id=run_id)
+
+    def _notify(self, feedback: FeedbackSink | None, jsonable: dict[str, Any]) -> None:
+        if feedback is None:
+            return
+        try:
+            feedback(self.spec.name, jsonable)
+        except Exception as err:  # noqa: BLE001 - a faulty sink must not kill the executor thread
+            self._logger.warning(f"feedback sink of tool {self.spec.name!r} failed: {err!r}")
+
+
+class _BadArgumentsError(Exception):
+    pass
+
+
+class _GoalRun:
+    """State of one goal, shared between the worker thread and executor callbacks."""
+
+    def __init__(self, tool: ActionTool, feedback: FeedbackSink | None) -> None:
+        self._tool = tool
+        self._sink = feedback
+        self._lock = threading.Lock()
+        self._abandoned = False
+        self.responded = threading.Event()
+        self.finished = threading.Event()
+        self.goal_handle: Any = None
+        self.error: str | None = None
+        self.result_response: Any = None
+        self.latest_feedback: dict[str, Any] | None = None
+
+    def on_feedback(self, message: Any) -> None:
+        jsonable = message_to_jsonable(message.feedback)
+        self.latest_feedback = jsonable
+        self._tool._notify(self._sink, jsonable)
+
+    def on_goal_response(self, future: Future) -> None:
+        error = future.exception()
+        handle = None if error is not None else future.result()
+        with self._lock:
+            self.error = None if error is None else f"sending the goal failed: {error}"
+            self.goal_handle = handle
+            abandoned = self._abandoned
+        if handle is not None and handle.accepted:
+            if abandoned:
+                # Accepted after the worker gave up: never leave an unwatched goal running.
+                handle.cancel_goal_async()
+            else:
+                handle.get_result_async().add_done_callback(self.on_result)
+        self.responded.set()
+
+    def on_result(self, future: Future) -> None:
+        if future.exception() is None:
+            self.result_response = future.result()
+        else:
+            self.error = f"getting the result failed: {future.exception()}"
+        self.finished.set()
+
+    def abandon(self) -> Any:
+        """Mark the goal given up; returns its handle if it already exists (caller cancels it)."""
+        with self._lock:
+            self._abandoned = True
+            return self.goal_handle
+
+
+class ActionTool(_RosTool):
+    """A tool that sends one goal to an action server and reports its outcome."""
+
+    kind = "action server"
+
+    def __init__(
+        self, node: Node, binding: ToolBinding, *, callback_group: CallbackGroup | None = None
+    ) -> None:
+        if binding.action is None:
+            raise ToolError(f"tool {binding.name!r}: not an action binding")
+        action_type = import_interface(binding.type)
+        super().__init__(node, binding, action_type.Goal, action_type.Result)  # type: ignore[attr-defined]
+        self._client = ActionClient(node, action_type, binding.action, callback_group=callback_group)
+        self._name = node.resolve_topic_name(binding.action, only_expand=True)
+
+    def _endpoint(self) -> str:
+        return self._name
+
+    def destroy(self) -> None:
+        # rclpy's ActionClient.destroy() frees the handle before unregistering it, which can
+        # crash an executor that is building its wait set. Unregister only; the handle is
+        # freed with the client object, after the executor has let go of it.
+        if self._client in self._node.waitables:
+            self._node.remove_waitable(self._client)
+
+    def execute(
+        self,
+        arguments: dict[str, Any],
+        *,
+        cancel: CancelToken,
+        feedback: FeedbackSink | None = None,
+    ) -> dict[str, Any]:
+        try:
+            goal = self._build_request(arguments)
+        except _BadArgumentsError as err:
+            return failure(str(err))
+        binding = self._binding
+        waited = _wait_until(self._client.server_is_ready, binding.server_wait_s, cancel)
+        if waited is _Wait.CANCELLED:
+            return failure("cancelled by operator before the goal was sent")
+        if waited is _Wait.TIMEOUT:
+            return failure(
+                f"action server {self._name!r} not available after {_secs(binding.server_wait_s)} s"
+            )
+
+        deadline = time.monotonic() + binding.timeout_s
+        run = _GoalRun(self, feedback)
+        self._logger.info(f"tool {self.spec.name!r}: sending goal to {self._name!r}")
+        self._client.send_goal_async(goal, feedback_callback=run.on_feedback).add_done_callback(
+            run.on_goal_response
+        )
+        waited = _wait(run.responded, deadline, cancel)
+        if waited is not _Wait.DONE:
+            return self._give_up(run, waited, "")
+        if run.goal_handle is None or run.error is not None:
+            return failure(run.error or f"action server {self._name!r} did not answer the goal")
+        if not run.goal_handle.accepted:
+            return failure(f"goal rejected by action server {self._name!r}")
+
+        run_id = bytes(run.goal_handle.goal_id.uuid).hex()
+        waited = _wait(run.finished, deadline, cancel)
+        if waited is not _Wait.DONE:
+            return self._give_up(run, waited, run_id)
+        return self._finish(run, run_id)
+
+    def _finish(self, run: _GoalRun, run_id: str) -> dict[str, Any]:
+        response = run.result_response
+        if response is None:
+            return failure(run.error or "the action server sent no result", run_id=run_id)
+        status = _STATUS_NAMES.get(response.status, f"status {response.status}")
+        envelope = self._read_result(response.result, run_id, status)
+        self._logger.info(f"tool {self.spec.name!r}: goal {run_id[:8]} {status}")
+        return envelope
+
+    def _give_up(self, run: _GoalRun, waited: _Wait, run_id: str) -> dict[str, Any]:
+        """Cancel the goal after a timeout or an operator cancel, and say what happened."""
+        why = (
+            f"timed out after {_secs(self._binding.timeout_s)} s"
+            if waited is _Wait.TIMEOUT
+            else "cancelled by operator"
+        )
+        handle = run.abandon()
+        extra: dict[str, Any] = {"run_id": run_id} if run_id else {}
+        if run.latest_feedback is not None:
+            extra["last_feedback"] = run.latest_feedback
+        if handle is None:
+            # The goal response callback will cancel it if the server accepts it later.
+            return failure(f"{why} before the goal was accepted; it will be cancelled if accepted", **extra)
+        if not handle.accepted:
+            return failure(f"{why}; the goal was rejected anyway", **extra)
+        cancel_future = handle.cancel_goal_async()
+        confirm_deadline = time.monotonic() + _CANCEL_WAIT_S
+        answered = _future_done_event(cancel_future).wait(_CANCEL_WAIT_S)
+        response = cancel_future.result() if answered and cancel_future.exception() is None else None
+        accepted = response is not None and len(response.goals_canceling) > 0
+        terminated = (
+            response is not None and response.return_code == CancelGoal.Response.ERROR_GOAL_TERMINATED
+        )
+        if (accepted or terminated) and run.finished.wait(max(0.0, confirm_deadline - time.monotonic())):
+            if _final_status(run) != GoalStatus.STATUS_CANCELED:
+                # It ended some other way while we gave up: report what it really did.
+                return self._finish(run, run_id)
+            self._logger.info(f"tool {self.spec.name!r}: goal {run_id[:8]} cancelled ({why})")
+            return failure(f"{why}; goal cancelled", **extra)
+        if accepted:
+            return failure(f"{why}; cancel accepted by {self._name!r}, the goal is still stopping", **extra)
+        return failure(
+            f"{why}; cancel not confirmed by {self._name!r} (the goal may still be running)", **extra
+        )
+
+
+def _final_status(run: _GoalRun) -> int | None:
+    response = run.result_response
+    return None if response is None else int(response.status)
+
+
+class ServiceTool(_RosTool):
+    """A tool that makes one service call. A service call cannot be cancelled: on timeout
+    the tool stops waiting and says the server may still act."""
+
+    kind = "service"
+
+    def __init__(
+        self, node: Node, binding: ToolBinding, *, callback_group: CallbackGroup | None = None
+    ) -> None:
+        if binding.service is None:
+            raise ToolError(f"tool {binding.name!r}: not a service binding")
+        srv_type = import_interface(binding.type)
+        super().__init__(node, binding, srv_type.Request, srv_type.Response)  # type: ignore[attr-defined]
+        self._client = node.create_client(srv_type, binding.service, callback_group=callback_group)
+        self._name = self._client.service_name
+
+    def _endpoint(self) -> str:
+        return self._name
+
+    def destroy(self) -> None:
+        self._node.destroy_client(self._client)
+
+    def execute(
+        self,
+        arguments: dict[str, Any],
+        *,
+        cancel: CancelToken,
+        feedback: FeedbackSink | None = None,
+    ) -> dict[str, Any]:
+        try:
+            request = self._build_request(arguments)
+        except _BadArgumentsError as err:
+            return failure(str(err))
+        binding = self._binding
+        waited = _wait_until(self._client.service_is_ready, binding.server_wait_s, cancel)
+        if waited is _Wait.CANCELLED:
+            return failure("cancelled by operator before the call was made")
+        if waited is _Wait.TIMEOUT:
+            return failure(f"service {self._name!r} not available after {_secs(binding.server_wait_s)} s")
+
+        run_id = uuid.uuid4().hex
+        future = self._client.call_async(request)
+        waited = _wait(_future_done_event(future), time.monotonic() + binding.timeout_s, cancel)
+        if waited is not _Wait.DONE:
+            self._client.remove_pending_request(future)
+            why = (
+                f"timed out after {_secs(binding.timeout_s)} s"
+                if waited is _Wait.TIMEOUT
+                else "cancelled by operator"
+            )
+            return failure(f"{why}; a service call cannot be cancelled, the server may still act")
+        if future.exception() is not None:
+            return failure(f"service {self._name!r} call failed: {future.exception()}")
+        return self._read_result(future.result(), run_id, None)
+
+
+def build_ros_tools(
+    node: Node, bindings: Sequence[ToolBinding], *, callback_group: CallbackGroup | None = None
+) -> list[Tool]:
+    """One tool per binding; a ToolError (naming the tool) if any cannot be built."""
+    tools: list[ActionTool | ServiceTool] = []
+    try:
+        for binding in bindings:
+            try:
+                cls = ActionTool if binding.action is not None else ServiceTool
+                tools.append(cls(node, binding, callback_group=callback_group))
+            except ToolError as err:
+                text = str(err)
+                prefix = f"tool {binding.name!r}"
+                raise ToolError(text if text.startswith(prefix) else f"{prefix}: {text}") from None
+    except ToolError:
+        for tool in tools:
+            tool.destroy()
+        raise
+    return list(tools)

@@ -1,0 +1,376 @@
+"""ActionTool / ServiceTool against real servers in a separate process.
+
+The servers (test/support/action_servers.py) run in their own process on the test's
+private ROS domain; the client node spins a MultiThreadedExecutor in a thread, as the
+harness node does, and the tools are executed from the test thread.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("rclpy")
+pytest.importorskip("test_msgs")
+
+from harness_ros.config import ToolBinding
+from harness_ros.errors import ToolError
+from harness_ros.tools.contracts import CancelToken
+
+pytestmark = pytest.mark.ros
+
+SERVERS = Path(__file__).resolve().parent / "support" / "action_servers.py"
+DISCOVERY_S = 10.0
+
+
+class ServerProcess:
+    def __init__(self, behaviour: str, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(SERVERS), behaviour],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.output = ""
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(subprocess.signal.SIGINT)
+        try:
+            self.output, _ = self.proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.output, _ = self.proc.communicate()
+        return self.output
+
+
+@pytest.fixture
+def servers(ros_env: dict[str, str]) -> Iterator[Callable[[str], ServerProcess]]:
+    started: list[ServerProcess] = []
+
+    def start(behaviour: str) -> ServerProcess:
+        server = ServerProcess(behaviour, ros_env)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def node(ros_context: Any) -> Iterator[Any]:
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+
+    client = Node("tool_test_client", context=ros_context)
+    executor = MultiThreadedExecutor(context=ros_context)
+    executor.add_node(client)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        yield client
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        client.destroy_node()
+        spinner.join(timeout=2.0)
+
+
+def binding(**fields: Any) -> ToolBinding:
+    base: dict[str, Any] = {"name": "fib", "description": "compute Fibonacci numbers"}
+    if "service" not in fields:
+        base.update(action="/fibonacci", type="test_msgs/action/Fibonacci")
+    base.update(fields)
+    return ToolBinding.model_validate(base)
+
+
+def ready(tool: Any) -> Any:
+    """Wait (bounded) until the tool's server is discovered; never sleep."""
+    client = tool._client
+    if hasattr(client, "wait_for_server"):
+        assert client.wait_for_server(timeout_sec=DISCOVERY_S), "action server not discovered"
+    else:
+        assert client.wait_for_service(timeout_sec=DISCOVERY_S), "service not discovered"
+    return tool
+
+
+class Feedback:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.arrived = threading.Event()
+
+    def __call__(self, tool: str, feedback: dict[str, Any]) -> None:
+        self.events.append((tool, feedback))
+        self.arrived.set()
+
+
+def test_action_success_reports_result_run_id_and_feedback(node: Any, servers: Any) -> None:
+    from harness_ros.ros.ros_tools import ActionTool
+
+    servers("succeed")
+    tool = ready(ActionTool(node, binding(evaluated=True, post_condition="numbers computed")))
+    assert tool.spec.input_schema["properties"]["order"]["maximum"] == 2**31 - 1
+    assert tool.spec.evaluated and tool.spec.post_condition == "numbers computed"
+    sink = Feedback()
+
+    result = tool.execute({"order": 5}, cancel=CancelToken(), feedback=sink)
+
+    assert result["success"] is True, result
+    assert result["result"] == {"sequence": [0, 1, 1, 2, 3, 5]}
+    assert len(result["run_id"]) == 32 and int(result["run_id"], 16) >= 0
+    assert sink.arrived.wait(2.0)
+    assert sink.events[0][0] == "fib"
+    assert sink.events[0][1]["sequence"][:2] == [0, 1]
+    tool.destroy()
+
+
+def test_action_failures_abort_and_success_flag_false(node: Any, servers: Any) -> None:
+    from harness_ros.ros.ros_tools import ActionTool
+
+    servers("fail")
+    aborted = ready(ActionTool(node, binding()))
+    flagged = ready(
+        ActionTool(
+            node,
+            binding(
+                name="nested",
+                action="/nested",
+                type="test_msgs/action/NestedMessage",
+                success_field="nested_field.bool_value",
+            ),
+        )
+    )
+
+    result = aborted.execute({"order": 3}, cancel=CancelToken())
+    assert result["success"] is False
+    assert result["reason"] == "action server '/fibonacci' aborted the goal"
+    assert result["run_id"]
+
+    result = flagged.execute({"nested_field": {"int8_value": -3}}, cancel=CancelToken())
+    assert result["success"] is False
+    assert result["reason"] == "action server '/nested' reported nested_field.bool_value = false"
+    assert result["result"]["nested_field"]["int8_value"] == -3
+
+
+def test_rejected_goal_is_a_failure(node: Any, servers: Any) -> None:
+    from harness_ros.ros.ros_tools import ActionTool
+
+    servers("reject")
+    tool = ready(ActionTool(node, binding()))
+    result = tool.execute({"order": 3}, cancel=CancelToken())
+    assert result == {"success": False, "reason": "goal rejected by action server '/fibonacci'"}
+
+
+def test_timeout_cancels_the_goal_then_operator_cancel(node: Any, servers: Any) -> None:
+    from harness_ros.ros.ros_tools import ActionTool, ServiceTool
+
+    server = servers("slow")
+    tool = ready(ActionTool(node, binding(timeout_s=1.0)))
+
+    started = time.monotonic()
+    result = tool.execute({"order": 3}, cancel=CancelToken())
+    elapsed = time.monotonic() - started
+    assert result["success"] is False
+    assert result["reason"] == "timed out after 1.0 s; goal cancelled"
+    assert result["last_feedback"] == {"sequence": [0, 1]}
+    assert 1.0 <= elapsed < 1.0 + 2.5
+
+    # Operator cancel, triggered by the first feedback: no timers, no sleeps.
+    token = CancelToken()
+    tool_long = ready(ActionTool(node, binding(name="fib_long", timeout_s=30.0)))
+    result = tool_long.execute(
+        {"order": 3}, cancel=token, feedback=lambda _tool, _fb: token.cancel("operator pressed stop")
+    )
+    assert result["success"] is False
+    assert result["reason"] == "cancelled by operator; goal cancelled"
+
+    # A service call cannot be cancelled: the tool stops waiting and says so.
+    service = ready(
+        ServiceTool(
+            node, binding(name="basic", service="/basic", type="test_msgs/srv/BasicTypes", timeout_s=0.5)
+        )
+    )
+    started = time.monotonic()
+    result = service.execute({}, cancel=CancelToken())
+    assert result == {
+        "success": False,
+        "reason": "timed out after 0.5 s; a service call cannot be cancelled, the server may still act",
+    }
+    assert time.monotonic() - started < 0.5 + 1.0
+
+    output = server.stop()
+    lines = output.splitlines()
+    assert lines.count("cancel requested") == 2
+    assert lines.count("canceled") == 2
+
+
+def test_missing_servers_fail_within_their_wait(node: Any) -> None:
+    from harness_ros.ros.ros_tools import ActionTool, ServiceTool
+
+    action = ActionTool(node, binding(action="/nobody_home", server_wait_s=0.5))
+    service = ServiceTool(
+        node, binding(name="svc", service="/no_service", type="test_msgs/srv/BasicTypes", server_wait_s=0.5)
+    )
+    for tool, expected in (
+        (action, "action server '/nobody_home' not available after 0.5 s"),
+        (service, "service '/no_service' not available after 0.5 s"),
+    ):
+        started = time.monotonic()
+        result = tool.execute({}, cancel=CancelToken())
+        assert result == {"success": False, "reason": expected}
+        assert 0.5 <= time.monotonic() - started < 1.5
+
+
+def test_invalid_arguments_fail_before_any_server_is_needed(node: Any) -> None:
+    from harness_ros.ros.ros_tools import ActionTool
+
+    tool = ActionTool(node, binding(action="/nobody_home"))
+    result = tool.execute({"order": "five"}, cancel=CancelToken())
+    assert result["success"] is False
+    assert "field 'order': expected an integer (int32), got str 'five'" in result["reason"]
+    result = tool.execute({"ordr": 3}, cancel=CancelToken())
+    assert "unknown field 'ordr'" in result["reason"]
+
+
+def test_service_success_and_reported_failure(node: Any, servers: Any) -> None:
+    from harness_ros.ros.ros_tools import ServiceTool
+
+    servers("succeed")
+    tool = ready(
+        ServiceTool(
+            node,
+            binding(
+                name="basic",
+                service="/basic",
+                type="test_msgs/srv/BasicTypes",
+                success_field="bool_value",
+                message_field="string_value",
+            ),
+        )
+    )
+    assert tool.spec.input_schema["properties"]["int8_value"]["minimum"] == -128
+    result = tool.execute({"string_value": "hello", "uint16_value": 7}, cancel=CancelToken())
+    assert result["success"] is True, result
+    assert result["result"]["string_value"] == "ok: hello"
+    assert result["result"]["uint16_value"] == 7
+    second = tool.execute({}, cancel=CancelToken())
+    assert len(result["run_id"]) == 32 and second["run_id"] != result["run_id"]
+
+
+def test_service_failure_uses_the_message_field(node: Any, servers: Any) -> None:
+    from harness_ros.ros.ros_tools import ServiceTool
+
+    servers("fail")
+    tool = ready(
+        ServiceTool(
+            node,
+            binding(
+                name="basic",
+                service="/basic",
+                type="test_msgs/srv/BasicTypes",
+                success_field="bool_value",
+                message_field="string_value",
+            ),
+        )
+    )
+    result = tool.execute({}, cancel=CancelToken())
+    assert result["success"] is False
+    assert result["reason"] == "gripper jammed"
+
+
+def test_build_ros_tools_rejects_bad_bindings(node: Any) -> None:
+    from harness_ros.ros.ros_tools import ActionTool, ServiceTool, build_ros_tools
+
+    tools = build_ros_tools(
+        node,
+        [
+            binding(),
+            binding(
+                name="basic",
+                service="/basic",
+                type="test_msgs/srv/BasicTypes",
+                required_arguments=["int8_value"],
+            ),
+        ],
+    )
+    assert [type(t) for t in tools] == [ActionTool, ServiceTool]
+    assert tools[1].spec.input_schema["required"] == ["int8_value"]
+    for tool in tools:
+        tool.destroy()
+
+    with pytest.raises(
+        ToolError, match=r"tool 'ghost': interface type 'ghost_msgs/action/Go'.*not installed"
+    ):
+        build_ros_tools(node, [binding(name="ghost", type="ghost_msgs/action/Go")])
+    with pytest.raises(ToolError, match=r"success_field 'done' is not a field"):
+        build_ros_tools(node, [binding(success_field="done")])
+    with pytest.raises(ToolError, match=r"success_field 'sequence' .* is not a boolean"):
+        build_ros_tools(node, [binding(success_field="sequence")])
+    with pytest.raises(ToolError, match=r"required field\(s\) \['orderr'\]"):
+        build_ros_tools(node, [binding(required_arguments=["orderr"])])
+
+
+def graph_config(tools: list[dict[str, Any]], views: dict[str, str], scan: str | None = None) -> Any:
+    from harness_ros.config import HarnessConfig
+
+    observations: dict[str, Any] = {"views": {name: {"topic": topic} for name, topic in views.items()}}
+    if scan is not None:
+        observations["clearance"] = {"scan_topic": scan}
+    return HarnessConfig.model_validate({"observations": observations, "tools": tools})
+
+
+def test_graph_check_reports_missing_and_wrong_types_by_name(node: Any, servers: Any) -> None:
+    from sensor_msgs.msg import Image
+    from std_msgs.msg import String
+
+    from harness_ros.ros.graph_check import TypeMismatch, check_graph
+
+    servers("succeed")
+    node.create_publisher(Image, "/camera/front", 10)
+    node.create_publisher(String, "/scan", 10)
+    fib = {"name": "fib", "description": "d", "action": "/fibonacci", "type": "test_msgs/action/Fibonacci"}
+    basic = {"name": "basic", "description": "d", "service": "/basic", "type": "test_msgs/srv/BasicTypes"}
+
+    # Returns as soon as everything is there (discovery of the server process included).
+    present = check_graph(node, graph_config([fib, basic], {"front": "/camera/front"}), timeout_s=DISCOVERY_S)
+    assert present.ok, present.describe()
+    assert present.describe() == "all 3 configured topics, actions and services are present"
+
+    tools = [
+        fib,
+        basic,
+        {**fib, "name": "nav", "action": "/navigate"},
+        {**basic, "name": "reset", "service": "/reset"},
+        {**fib, "name": "wrong", "type": "test_msgs/action/NestedMessage"},
+    ]
+    started = time.monotonic()
+    report = check_graph(
+        node,
+        graph_config(tools, {"front": "/camera/front", "wrist": "wrist/image"}, scan="/scan"),
+        timeout_s=1.0,
+    )
+    assert time.monotonic() - started < 1.0 + 1.0
+    assert not report.ok
+    assert report.missing_topics == ("/wrist/image",)
+    assert report.wrong_type_topics == (
+        TypeMismatch("/scan", "sensor_msgs/msg/LaserScan", ("std_msgs/msg/String",)),
+    )
+    assert report.missing_actions == ("/navigate",)
+    assert report.missing_services == ("/reset",)
+    assert report.wrong_type_actions == (
+        TypeMismatch("/fibonacci", "test_msgs/action/NestedMessage", ("test_msgs/action/Fibonacci",)),
+    )
+    text = report.describe()
+    assert "no publisher on topic '/wrist/image'" in text
+    assert "no action server '/navigate'" in text
+    assert "no service server '/reset'" in text
+    assert "topic '/scan' has type std_msgs/msg/String, expected sensor_msgs/msg/LaserScan" in text
+    assert text.startswith("5 of 8 configured endpoints are not usable:")
