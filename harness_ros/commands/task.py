@@ -88,29 +88,37 @@ def follow_task(
         node = rclpy.create_node(f"harness_task_{uuid.uuid4().hex[:6]}")
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        spinner = threading.Thread(target=executor.spin, daemon=True)
+
+        def spin_until(condition: Any, deadline: float) -> bool:
+            # Spin in this thread: no executor thread outlives the context at exit.
+            while not condition():
+                if time.monotonic() > deadline:
+                    return False
+                executor.spin_once(timeout_sec=0.05)
+            return True
+
         try:
             node.create_subscription(String, f"{base}/events", on_event, EVENTS_QOS)
             publisher = node.create_publisher(String, f"{base}/instruction", 10)
             cancel = node.create_client(Trigger, f"{base}/cancel")
-            spinner.start()
-            deadline = time.monotonic() + connect_timeout_s
-            while publisher.get_subscription_count() == 0 or node.count_publishers(f"{base}/events") == 0:
-                if time.monotonic() > deadline:
-                    raise HarnessError(
-                        f"no active harness node at {base!r} after {connect_timeout_s:.0f} s "
-                        "(is it running and active, on the same ROS_DOMAIN_ID?)"
-                    )
-                done.wait(0.05)
+            connected = spin_until(
+                lambda: (
+                    publisher.get_subscription_count() > 0 and node.count_publishers(f"{base}/events") > 0
+                ),
+                time.monotonic() + connect_timeout_s,
+            )
+            if not connected:
+                raise HarnessError(
+                    f"no active harness node at {base!r} after {connect_timeout_s:.0f} s "
+                    "(is it running and active, on the same ROS_DOMAIN_ID?)"
+                )
             publisher.publish(String(data=json.dumps({"instruction": instruction, "task_id": task_id})))
-            if not done.wait(timeout_s):
+            if not spin_until(done.is_set, time.monotonic() + timeout_s):
                 print(f"timed out after {timeout_s:.0f} s; cancelling the task", file=sys.stderr)
                 if cancel.wait_for_service(timeout_sec=2.0):
                     future = cancel.call_async(Trigger.Request())
-                    finished = threading.Event()
-                    future.add_done_callback(lambda _f: finished.set())
-                    finished.wait(5.0)
-                done.wait(10.0)
+                    spin_until(future.done, time.monotonic() + 5.0)
+                spin_until(done.is_set, time.monotonic() + 10.0)
                 outcome.setdefault("status", "timeout")
         finally:
             executor.shutdown(timeout_sec=1.0)

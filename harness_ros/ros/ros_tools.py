@@ -137,12 +137,16 @@ class _RosTool:
 
     def _checked_field(self, result_class: type, role: str, wanted: str) -> str | None:
         """The configured field if the result has it with the right type; None when an
-        unset default (``success``/``message``) is simply absent from this result type."""
+        unset default (``success``/``message``) is simply absent from this result type.
+
+        A value equal to the default counts as the default: through ROS parameters every
+        key arrives explicitly set, and the same config must behave the same both ways."""
         dotted: str | None = getattr(self._binding, role)
         if dotted is None:
             return None
         slot = field_type(result_class, dotted)
-        explicit = role in self._binding.model_fields_set
+        default = type(self._binding).model_fields[role].default
+        explicit = role in self._binding.model_fields_set and dotted != default
         if slot is None:
             if explicit:
                 msg = (
