@@ -1,6 +1,6 @@
 """Launch the harness node with a params file, under an optional namespace.
 
-    ros2 launch harness_ros harness.launch.py config_file:=/path/robot.yaml namespace:=robot1
+ros2 launch harness_ros harness.launch.py config_file:=/path/robot.yaml namespace:=robot1
 """
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+from launch import LaunchDescription
 
 
 def generate_launch_description() -> LaunchDescription:
