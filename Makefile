@@ -29,7 +29,7 @@ $(IFACE_STAMP): $(STAMP) $(shell find interfaces -type f -not -path '*/build/*' 
 	@touch $@
 
 demo: $(IFACE_STAMP)
-	$(BIN)/harness-ros check --config config/example.yaml
+	$(BIN)/harness-ros demo
 
 check: $(STAMP)
 	$(BIN)/harness-ros check --config config/example.yaml

@@ -108,30 +108,40 @@ class HarnessLimits(_Model):
 class ViewTopic(_Model):
     """A camera topic feeding one Model-Visible View."""
 
-    topic: str
+    topic: str = Field(description="Camera topic (sensor_msgs/Image, or CompressedImage when compressed).")
     compressed: bool = Field(default=False, description="sensor_msgs/CompressedImage instead of Image.")
     max_age_s: float = Field(default=1.0, gt=0, description="Older frames are labelled stale.")
     pixel_budget: int = Field(default=320 * 240, ge=64 * 48, description="Max width*height sent.")
-    qos: Literal["sensor_data", "reliable"] = "sensor_data"
+    qos: Literal["sensor_data", "reliable"] = Field(
+        default="sensor_data", description="'sensor_data' (best effort, matches any publisher) or 'reliable'."
+    )
 
 
 class DepthConfig(_Model):
-    topic: str
-    max_age_s: float = Field(default=1.0, gt=0)
+    topic: str = Field(description="Depth image topic: 16UC1/mono16 in millimetres or 32FC1 in metres.")
+    max_age_s: float = Field(default=1.0, gt=0, description="Older depth images are labelled stale.")
     render_preview: bool = Field(default=False, description="Also send a small false-colour rendering.")
-    qos: Literal["sensor_data", "reliable"] = "sensor_data"
+    qos: Literal["sensor_data", "reliable"] = Field(
+        default="sensor_data", description="'sensor_data' (best effort, matches any publisher) or 'reliable'."
+    )
 
 
 class ClearanceConfig(_Model):
     """Four-direction base clearance: one LaserScan split in sectors, or four Range topics."""
 
-    scan_topic: str | None = None
-    range_topics: dict[Literal["forward", "left", "backward", "right"], str] | None = None
+    scan_topic: str | None = Field(
+        default=None, description="sensor_msgs/LaserScan split into four direction sectors."
+    )
+    range_topics: dict[Literal["forward", "left", "backward", "right"], str] | None = Field(
+        default=None, description="Four sensor_msgs/Range topics, keyed forward/left/backward/right."
+    )
     scan_angle_offset_rad: float = Field(
         default=0.0, description="Angle of the robot's forward direction in the scan frame."
     )
     max_age_s: float = Field(default=0.5, gt=0, description="Older readings block base motion.")
-    qos: Literal["sensor_data", "reliable"] = "sensor_data"
+    qos: Literal["sensor_data", "reliable"] = Field(
+        default="sensor_data", description="'sensor_data' (best effort, matches any publisher) or 'reliable'."
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> ClearanceConfig:
@@ -144,9 +154,15 @@ class ClearanceConfig(_Model):
 
 class ObservationConfig(_Model):
     views: dict[str, ViewTopic] = Field(default_factory=dict, description="Model-Visible View -> topic.")
-    depth: DepthConfig | None = None
-    clearance: ClearanceConfig | None = None
-    jpeg_quality: int = Field(default=80, ge=10, le=100)
+    depth: DepthConfig | None = Field(
+        default=None, description="Depth image reported in metres per region; none = no depth."
+    )
+    clearance: ClearanceConfig | None = Field(
+        default=None, description="Base clearance source; none = base motion is always blocked."
+    )
+    jpeg_quality: int = Field(
+        default=80, ge=10, le=100, description="JPEG quality of the views sent to the model."
+    )
     post_execution_wait_s: float = Field(
         default=2.0, ge=0, description="How long the evaluator waits for frames newer than the tool's end."
     )
@@ -155,8 +171,12 @@ class ObservationConfig(_Model):
 class ToolBinding(_Model):
     """An action or service of the robot exposed to the model as a typed tool."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    description: str = Field(min_length=1)
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9_.-]+$", description="Tool name the model calls (also the ledger file name)."
+    )
+    description: str = Field(
+        min_length=1, description="What the tool does, for the model: arguments, limits, failure modes."
+    )
     action: str | None = Field(default=None, description="Action name (relative names use the namespace).")
     service: str | None = Field(default=None, description="Service name.")
     type: str = Field(description="Interface type string: pkg/action/Name or pkg/srv/Name.")
@@ -165,18 +185,28 @@ class ToolBinding(_Model):
         default_factory=list,
         description="Goal/request fields the model must give (a derived schema marks none required).",
     )
-    physical: bool = True
-    evaluated: bool = False
-    post_condition: str | None = None
+    physical: bool = Field(
+        default=True, description="The tool moves the robot or the world (false: a pure query)."
+    )
+    evaluated: bool = Field(
+        default=False, description="Run the evaluator on post_condition after the tool finishes."
+    )
+    post_condition: str | None = Field(
+        default=None, description="What must hold afterwards, judged by the evaluator."
+    )
     segment: bool = Field(default=False, description="The evaluator may answer 'process' (keep going).")
-    base_motion: bool = False
+    base_motion: bool = Field(
+        default=False, description="The tool moves the base: the clearance safety filter applies."
+    )
     distance_argument: str | None = Field(
         default=None, description="Argument holding a translation in metres (clamped by the safety filter)."
     )
     direction_argument: str | None = Field(
         default=None, description="Argument naming forward/left/backward/right for the clamp."
     )
-    requires_approval: bool = False
+    requires_approval: bool = Field(
+        default=False, description="An operator must approve each call (no answer = denied)."
+    )
     timeout_s: float = Field(default=60.0, gt=0, description="Goal/call timeout; the goal is then cancelled.")
     server_wait_s: float = Field(default=2.0, gt=0, description="How long to wait for the server.")
     success_field: str | None = Field(default="success", description="Result field meaning success.")
@@ -213,7 +243,7 @@ class SafetyConfig(_Model):
 
 class RecordConfig(_Model):
     path: Path | None = Field(default=None, description="Write a rosbag2 (MCAP) here; none = no recording.")
-    storage: Literal["mcap", "sqlite3"] = "mcap"
+    storage: Literal["mcap", "sqlite3"] = Field(default="mcap", description="rosbag2 storage plugin.")
     image_max_hz: float = Field(default=2.0, gt=0, description="Throttle for recorded image topics.")
 
 
@@ -226,7 +256,9 @@ class HarnessConfig(_Model):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     harness: HarnessLimits = Field(default_factory=HarnessLimits)
     observations: ObservationConfig = Field(default_factory=ObservationConfig)
-    tools: list[ToolBinding] = Field(default_factory=list)
+    tools: list[ToolBinding] = Field(
+        default_factory=list, description="Robot actions and services exposed to the model as typed tools."
+    )
     evaluator: EvaluatorConfig = Field(default_factory=EvaluatorConfig)
     safety: SafetyConfig = Field(default_factory=SafetyConfig)
     record: RecordConfig = Field(default_factory=RecordConfig)
@@ -271,10 +303,19 @@ def _format_validation_error(err: ValidationError, origin: str) -> str:
 
 
 def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+    """Resolve path keys against ``base``, defaults included, so a YAML file and the same
+    keys given as ROS parameters (where every key is explicit) land in the same folders."""
     for keys in _PATH_KEYS:
         node: Any = data
+        model: Any = HarnessConfig
         for key in keys[:-1]:
+            model = model.model_fields[key].annotation
+            if isinstance(node, dict) and node.get(key) is None:
+                node[key] = {}
             node = node.get(key) if isinstance(node, dict) else None
+        default = model.model_fields[keys[-1]].default
+        if isinstance(node, dict) and keys[-1] not in node and isinstance(default, Path):
+            node[keys[-1]] = str(default)
         if isinstance(node, dict) and isinstance(node.get(keys[-1]), str):
             value = Path(os.path.expandvars(node[keys[-1]])).expanduser()
             node[keys[-1]] = value if value.is_absolute() else (base / value).resolve()

@@ -31,7 +31,7 @@ def generate_launch_description() -> LaunchDescription:
     )
     declare_params_file = DeclareLaunchArgument(
         "params_file",
-        default_value=os.path.join(share, "config", "harness_params.yaml"),
+        default_value=os.path.join(share, "config", "harness_overrides.yaml"),
         description="ROS parameters overriding keys of the config (dotted names, e.g. memory.dir)",
     )
     declare_namespace = DeclareLaunchArgument(

@@ -79,3 +79,12 @@ def test_harness_model_env_override(monkeypatch: pytest.MonkeyPatch) -> None:
     assert config.effective_model() == config.model.model
     monkeypatch.setenv("HARNESS_MODEL", "openai/gpt-4o-mini")
     assert config.effective_model() == "openai/gpt-4o-mini"
+
+
+def test_default_paths_resolve_against_config_folder_like_explicit_ones(tmp_path: Path) -> None:
+    # The node passes every key explicitly as a ROS parameter; a YAML file that leaves
+    # memory.dir and harness.runs_dir at their defaults must land in the same folders.
+    implicit = load_config(write(tmp_path, "skills: {}\n"))
+    explicit = load_config(write(tmp_path, "memory: {dir: memory}\nharness: {runs_dir: runs}\n"))
+    assert implicit.memory.dir == explicit.memory.dir == (tmp_path / "memory").resolve()
+    assert implicit.harness.runs_dir == explicit.harness.runs_dir == (tmp_path / "runs").resolve()

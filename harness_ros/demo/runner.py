@@ -1,0 +1,483 @@
+"""``harness-ros demo``: the simulated robot, the harness node and two fetch tasks, end to end.
+
+The sim and the harness node run as separate processes on a private ROS domain
+(localhost only), with their output in log files under the workdir. The demo sends
+the tasks through the node's task API, prints live progress, then shows what memory
+learned (every proposed entry with the rule that decided it, from ``audit.jsonl``)
+and where the run logs, reports and the recording are. Exit 0 only when every task
+completed and the evaluator confirmed its goal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from harness_ros.config import DEMO_MODEL
+from harness_ros.demo.decide import POLICY_LABEL
+from harness_ros.demo.scenarios import DEMO_TASKS, DemoTask
+from harness_ros.errors import HarnessError
+
+__all__ = ["DemoOptions", "TaskOutcome", "default_workdir", "run_demo"]
+
+Write = Callable[[str], None]
+
+_NODE = "/harness"
+_LOG_TAIL_LINES = 25
+_STOP_WAIT_S = 10.0
+_ROS_ENV_KEYS = (
+    "ROS_DOMAIN_ID",
+    "ROS_AUTOMATIC_DISCOVERY_RANGE",
+    "FASTDDS_BUILTIN_TRANSPORTS",
+    "ROS_LOG_DIR",
+)
+"""What this process needs too: the task client joins the same private domain."""
+
+
+def _write_stdout(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def default_workdir() -> Path:
+    """``~/.ros/harness_ros/demo/<timestamp>`` (the user's ROS home)."""
+    return Path.home() / ".ros" / "harness_ros" / "demo" / time.strftime("%Y%m%d-%H%M%S")
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    workdir: Path
+    model: str | None = None
+    """A litellm model string; None = the scripted demo policy."""
+    api_base: str | None = None
+    record: bool = True
+    tasks: int = len(DEMO_TASKS)
+    sim_speed: float = 2.0
+    """Simulated seconds per wall-clock second while the robot moves."""
+    startup_timeout_s: float = 60.0
+    task_timeout_s: float = 300.0
+    config: Path | None = None
+    """Harness config; default: the shipped config/sim.yaml."""
+
+
+@dataclass
+class TaskOutcome:
+    task: DemoTask
+    status: str
+    task_id: str = ""
+    run_dir: Path | None = None
+    verified: bool = False
+    verification: str = ""
+    report: str = ""
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed" and self.verified
+
+
+# ---------------------------------------------------------------------- processes
+class _Child:
+    """One child process with its output in a log file; stopped with SIGINT, then SIGKILL."""
+
+    def __init__(self, name: str, argv: Sequence[str], env: Mapping[str, str], log: Path) -> None:
+        self.name = name
+        self.log = log
+        self._log_file: IO[bytes] = log.open("wb")
+        self.process = subprocess.Popen(
+            list(argv),
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            # Its own session: a Ctrl-C in the terminal reaches the demo, which stops it cleanly.
+            start_new_session=True,
+        )
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def tail(self, lines: int = _LOG_TAIL_LINES) -> str:
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+    def stop(self, wait_s: float = _STOP_WAIT_S) -> str:
+        """Stop and say how: 'exited N', 'stopped' (SIGINT) or 'killed'."""
+        how = "stopped"
+        if self.running():
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(wait_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(wait_s)
+                how = "killed"
+        else:
+            how = f"exited {self.process.returncode}"
+        self._log_file.close()
+        return how
+
+
+@contextlib.contextmanager
+def _environ(values: Mapping[str, str]) -> Iterator[None]:
+    """Set environment variables for this process (rclpy reads them at init), then restore."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+# ---------------------------------------------------------------------- the demo
+class DemoRunner:
+    def __init__(self, options: DemoOptions, write: Write = _write_stdout) -> None:
+        self.options = options
+        self.out = write
+        self.workdir = options.workdir.expanduser().resolve()
+        self.logs = self.workdir / "logs"
+        self.memory = self.workdir / "memory"
+        self.runs = self.workdir / "runs"
+        self.recording = self.workdir / "recording"
+        self.children: list[_Child] = []
+
+    # -------------------------------------------------------------- set-up
+    def _prepare_workdir(self) -> None:
+        if self.workdir.exists() and any(self.workdir.iterdir()):
+            msg = f"demo workdir {str(self.workdir)!r} is not empty: choose a new one (--workdir)"
+            raise HarnessError(msg)
+        try:
+            (self.logs / "ros").mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise HarnessError(
+                f"cannot create the demo workdir {str(self.workdir)!r}: {err.strerror}"
+            ) from None
+
+    def _config_path(self) -> Path:
+        if self.options.config is not None:
+            return self.options.config.resolve()
+        from harness_ros.paths import default_config_path
+
+        return default_config_path("sim.yaml")
+
+    @property
+    def scripted(self) -> bool:
+        return self.options.model is None or self.options.model.startswith(DEMO_MODEL.split("/", 1)[0] + "/")
+
+    def _env(self, domain: int) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            ROS_DOMAIN_ID=str(domain),
+            ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+            FASTDDS_BUILTIN_TRANSPORTS="LARGE_DATA",
+            ROS_LOG_DIR=str(self.logs / "ros"),
+            PYTHONUNBUFFERED="1",
+            LITELLM_LOCAL_MODEL_COST_MAP="True",
+        )
+        if self.options.model is not None:
+            # HARNESS_MODEL wins over model.model inside the node: keep them the same.
+            env["HARNESS_MODEL"] = self.options.model
+        else:
+            env.pop("HARNESS_MODEL", None)
+        return env
+
+    def _start(self, env: Mapping[str, str], config: Path) -> None:
+        cli = [sys.executable, "-m", "harness_ros.cli"]
+        sim = [
+            *cli, "sim", "--seed", "0", "--ros-args",
+            "-p", f"time_scale:={float(self.options.sim_speed)!r}",
+            "-p", "image_width:=320", "-p", "image_height:=240",
+        ]  # fmt: skip
+        node = [*cli, "node", "--config", str(config)]
+        if self.options.record:
+            node += ["--record", str(self.recording)]
+        node += ["--ros-args", "-p", f"memory.dir:={self.memory}", "-p", f"harness.runs_dir:={self.runs}"]
+        if self.options.model is not None:
+            node += ["-p", f"model.model:={self.options.model}"]
+        if self.options.api_base is not None:
+            node += ["-p", f"model.api_base:={self.options.api_base}"]
+        self.children.append(_Child("sim", sim, env, self.logs / "sim.log"))
+        self.children.append(_Child("harness node", node, env, self.logs / "node.log"))
+
+    def _wait_ready(self) -> float:
+        """Block until the sim publishes and the harness node accepts tasks; seconds taken."""
+        import rclpy
+
+        started = time.monotonic()
+        deadline = started + self.options.startup_timeout_s
+        pause = threading.Event()
+        with rclpy.init(args=["harness_demo"]):
+            node = rclpy.create_node("harness_demo_probe")
+            try:
+                while True:
+                    for child in self.children:
+                        if not child.running():
+                            msg = (
+                                f"the {child.name} exited with code {child.process.returncode} during "
+                                f"start-up; last lines of {str(child.log)!r}:\n{child.tail()}"
+                            )
+                            raise HarnessError(msg)
+                    sim_up = node.count_publishers("/sim/ground_truth") > 0
+                    if sim_up and node.count_subscribers(f"{_NODE}/instruction") > 0:
+                        return time.monotonic() - started
+                    if time.monotonic() > deadline:
+                        child = self.children[1] if sim_up else self.children[0]
+                        msg = (
+                            f"the {child.name} was not ready after {self.options.startup_timeout_s:g} s; "
+                            f"last lines of {str(child.log)!r}:\n{child.tail()}"
+                        )
+                        raise HarnessError(msg)
+                    pause.wait(0.1)
+            finally:
+                node.destroy_node()
+
+    # -------------------------------------------------------------- tasks
+    def _print_event(self, event: dict[str, Any]) -> None:
+        from harness_ros.progress import format_event
+
+        line = format_event(event)
+        if line is not None:
+            self.out(f"  {line}")
+        data = event.get("data") or {}
+        if event.get("type") == "model_response" and data.get("tool_calls") and data.get("text"):
+            why = " ".join(str(data["text"]).split())
+            self.out(f"      why: {why[:300] + '...' if len(why) > 300 else why}")
+
+    def _run_task(self, number: int, task: DemoTask) -> TaskOutcome:
+        from harness_ros.commands.task import follow_task
+
+        self.out("")
+        self.out(f"Task {number}/{self.options.tasks}: {task.title}")
+        self.out(f"  instruction: {task.instruction!r}")
+        events: list[dict[str, Any]] = []
+
+        def printer(event: dict[str, Any]) -> None:
+            events.append(event)
+            self._print_event(event)
+
+        done = follow_task(
+            task.instruction,
+            node_name=_NODE,
+            timeout_s=self.options.task_timeout_s,
+            connect_timeout_s=15.0,
+            printer=printer,
+        )
+        outcome = TaskOutcome(task, str(done.get("status") or "unknown"), events=events)
+        outcome.report = str(done.get("report") or "")
+        if events:
+            outcome.task_id = str(events[0].get("task_id") or "")
+        started = next((e for e in events if e.get("type") == "task_started"), None)
+        run_dir = (started or {}).get("data", {}).get("run_dir")
+        if run_dir is None and outcome.task_id:
+            run_dir = str(self.runs / outcome.task_id)
+        outcome.run_dir = Path(run_dir) if run_dir else None
+        outcome.verified, outcome.verification = _verify(outcome.run_dir, task)
+        if outcome.report:
+            self.out("  final report:")
+            for line in outcome.report.splitlines():
+                self.out(f"    | {line}")
+        mark = "verified" if outcome.verified else "NOT verified"
+        self.out(f"  status: {outcome.status}; goal {mark}: {outcome.verification}")
+        return outcome
+
+    # -------------------------------------------------------------- summary
+    def _print_learning(self, outcomes: Sequence[TaskOutcome]) -> None:
+        from harness_ros.memory import FileMemory
+
+        self.out("")
+        self.out(f"What memory learned ({self.memory}):")
+        memory = FileMemory(self.memory)
+        records = [r for r in memory.audit_records() if r.get("event") == "proposal"]
+        for number, outcome in enumerate(outcomes, start=1):
+            mine = [r for r in records if r.get("task_id") == outcome.task_id]
+            self.out(f"  after task {number} ({outcome.task_id or 'no id'}):")
+            if not mine:
+                self.out("    nothing new proposed (the lessons it showed are already in memory)")
+            for record in mine:
+                self.out(f"    {_describe_proposal(record)}")
+                self.out(f"        {_rule_text(record)}")
+        for tool in memory.ledger_tools():
+            self.out(f"  ledger {tool}: {memory.ledger_path(tool)}")
+            for outcome_name, texts in memory.ledger_entries(tool).items():
+                for text in texts:
+                    self.out(f"    {outcome_name:7}  - {text}")
+        lessons = [(s, t) for s, texts in memory.memory_entries().items() for t in texts]
+        if lessons:
+            self.out(f"  MEMORY.md: {memory.memory_path}")
+            for section, text in lessons:
+                self.out(f"    {section}: {text}")
+        summary = _cached_summary(self.memory, "pick_object")
+        if summary and len(outcomes) > 1:
+            self.out("  task 2 started with this experience summary in pick_object's tool definition:")
+            self.out(f"    {summary!r}")
+
+    def _write_reports(self, outcomes: Sequence[TaskOutcome]) -> list[Path]:
+        try:
+            from harness_ros.report import write_report
+        except ImportError:
+            self.out("  (HTML reports: harness_ros.report is not available in this install)")
+            return []
+        written = []
+        for outcome in outcomes:
+            if outcome.run_dir is None or not outcome.run_dir.is_dir():
+                continue
+            try:
+                written.append(write_report(outcome.run_dir))
+            except HarnessError as err:
+                self.out(f"  report for {outcome.task_id} failed: {err}")
+        return written
+
+    def _print_locations(self, outcomes: Sequence[TaskOutcome], reports: Sequence[Path]) -> None:
+        self.out("")
+        self.out("Where everything is:")
+        self.out(f"  workdir:    {self.workdir}")
+        for child in self.children:
+            self.out(f"  {child.name + ' log:':11} {child.log}")
+        for number, outcome in enumerate(outcomes, start=1):
+            if outcome.run_dir is not None:
+                self.out(
+                    f"  task {number} run:  {outcome.run_dir}  (events.jsonl, trajectory.json, report.md)"
+                )
+        for report in reports:
+            self.out(f"  report:     {report}")
+        if self.options.record:
+            bags = sorted(p for p in self.workdir.glob("recording*") if (p / "metadata.yaml").is_file())
+            for bag in bags:
+                size = sum(f.stat().st_size for f in bag.rglob("*") if f.is_file()) / 1e6
+                self.out(f"  recording:  {bag} ({size:.1f} MB)")
+                self.out(f"              replay it: harness-ros replay {bag} --mode consolidate --dry-run")
+            if not bags:
+                self.out(f"  recording:  missing (expected {self.recording}; see the node log)")
+        self.out(f"  memory:     {self.memory}")
+
+    # -------------------------------------------------------------- main
+    def _announce(self, domain: int) -> None:
+        self.out("harness-ros demo: a simulated mobile manipulator fetches two objects and learns")
+        self.out(f"  workdir: {self.workdir}")
+        if self.scripted:
+            self.out(f"  decisions: the {POLICY_LABEL}.")
+            self.out("    It stands in for a model so the demo runs without an API key; set HARNESS_MODEL")
+            self.out("    or --model (openai/gpt-4o-mini, anthropic/..., ollama/...) for real decisions.")
+        else:
+            base = f" at {self.options.api_base}" if self.options.api_base else ""
+            self.out(
+                f"  decisions: model {self.options.model!r} through litellm{base} (key from the environment)"
+            )
+        self.out(
+            f"  ROS domain {domain} (private, localhost only); sim time runs at {self.options.sim_speed:g}x"
+        )
+
+    def run(self) -> int:
+        from domain_coordinator import domain_id
+
+        if not 1 <= self.options.tasks <= len(DEMO_TASKS):
+            raise HarnessError(f"--tasks must be between 1 and {len(DEMO_TASKS)}, got {self.options.tasks}")
+        self._prepare_workdir()
+        config = self._config_path()
+        outcomes: list[TaskOutcome] = []
+        with domain_id() as domain:
+            env = self._env(domain)
+            self._announce(domain)
+            with _environ({key: env[key] for key in _ROS_ENV_KEYS}):
+                try:
+                    self.out(f"starting the simulated robot and the harness node (logs in {self.logs}) ...")
+                    self._start(env, config)
+                    self.out(f"  ready after {self._wait_ready():.1f} s")
+                    for number, task in enumerate(DEMO_TASKS[: self.options.tasks], start=1):
+                        outcomes.append(self._run_task(number, task))
+                finally:
+                    self._stop_children()
+        self._print_learning(outcomes)
+        reports = self._write_reports(outcomes)
+        self._print_locations(outcomes, reports)
+        ok = len(outcomes) == self.options.tasks and all(o.ok for o in outcomes)
+        self.out("")
+        label = f" (decisions by the {POLICY_LABEL})" if self.scripted else ""
+        if ok:
+            self.out(f"demo: all {len(outcomes)} task(s) completed and verified{label}")
+        else:
+            failed = [f"task {n}: {o.status}" for n, o in enumerate(outcomes, start=1) if not o.ok]
+            self.out(f"demo: FAILED ({'; '.join(failed) or 'no task ran'}){label}")
+        return 0 if ok else 1
+
+    def _stop_children(self) -> None:
+        # The node first: it closes the recording cleanly on SIGINT.
+        for child in reversed(self.children):
+            how = child.stop()
+            if how == "killed":
+                self.out(f"  the {child.name} did not stop within {_STOP_WAIT_S:g} s and was killed")
+
+
+# ---------------------------------------------------------------------- helpers
+def _verify(run_dir: Path | None, task: DemoTask) -> tuple[bool, str]:
+    """Whether the run's trajectory shows the evaluator confirming the object on the target."""
+    if run_dir is None:
+        return False, "no run folder"
+    try:
+        trajectory = json.loads((run_dir / "trajectory.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        return False, f"cannot read {str(run_dir / 'trajectory.json')!r}: {err}"
+    places = [
+        e
+        for e in trajectory.get("events") or []
+        if e.get("tool") == "place_object" and (e.get("arguments") or {}).get("surface_id") == task.target
+    ]
+    confirmed = [e for e in places if (e.get("verdict") or {}).get("status") == "success"]
+    if confirmed:
+        evidence = (confirmed[-1].get("verdict") or {}).get("evidence") or ""
+        return True, f"the evaluator confirmed the place on {task.target} ({evidence})"
+    if places:
+        return False, f"no place on {task.target} was confirmed by the evaluator"
+    return False, f"nothing was placed on {task.target}"
+
+
+def _describe_proposal(record: Mapping[str, Any]) -> str:
+    mark = "+ accepted" if record.get("accepted") else "- rejected"
+    if record.get("kind") == "memory":
+        where = f"MEMORY.md {record.get('section')}"
+    else:
+        where = f"{record.get('tool')} {str(record.get('outcome') or '').capitalize()}"
+    return f"{mark} [{where}] {record.get('text')!r}"
+
+
+def _rule_text(record: Mapping[str, Any]) -> str:
+    rule = str(record.get("rule") or "")
+    if not record.get("accepted"):
+        return f"rule {rule}"
+    tool = record.get("tool")
+    if record.get("kind") == "memory":
+        return "rule accepted: confidence above the threshold, no one-run state, nothing that weakens safety"
+    if record.get("outcome") == "failure":
+        return f"rule accepted: a {tool} failure was later followed by an evaluator-confirmed {tool} success"
+    return f"rule accepted: the trajectory has an evaluator-confirmed {tool} success"
+
+
+def _cached_summary(memory_dir: Path, tool: str) -> str:
+    try:
+        cache = json.loads((memory_dir / ".summary_cache.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return ""
+    entry = cache.get(tool) if isinstance(cache, dict) else None
+    return str(entry.get("summary") or "") if isinstance(entry, dict) else ""
+
+
+def run_demo(options: DemoOptions, write: Write = _write_stdout) -> int:
+    """Run the demo; returns the exit code (0 when every task completed and was verified)."""
+    return DemoRunner(options, write).run()

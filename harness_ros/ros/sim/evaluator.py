@@ -1,0 +1,235 @@
+"""Deterministic evaluation for the simulated robot, from its ground-truth topic.
+
+``SimGroundTruthEvaluator`` implements ``EvaluatorProtocol`` (``evaluator.kind: sim``).
+It subscribes to the sim's ground truth (``std_msgs/String`` JSON, reliable and
+transient local), waits, with a deadline, for a state stamped after the tool
+finished, finds the sim's record of the action that just ran (``actions``) to learn
+its target, and checks the post-condition on the world state itself, never on the
+action's own success flag:
+
+    pick_object   the gripper holds the requested object
+    place_object  the object last seen in the gripper is on the requested surface,
+                  and the gripper is empty
+    navigate_to   the base is stopped, and in the requested area, or near the
+                  requested surface or object
+
+Anything it cannot establish is a failure verdict with the reason (fail closed);
+the evidence quotes the ground truth it used.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from harness_ros.evaluation.contracts import Verdict, VerdictStatus
+from harness_ros.observation.contracts import Observation
+
+if TYPE_CHECKING:
+    from rclpy.callback_groups import CallbackGroup
+    from rclpy.node import Node
+
+__all__ = ["GROUND_TRUTH_QOS", "GroundTruthJudge", "SimGroundTruthEvaluator"]
+
+GROUND_TRUTH_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+
+NEAR_OBJECT_M = 1.0
+"""navigate_to an object: the base centre ends at most this far from it."""
+NEAR_SURFACE_M = 1.2
+"""navigate_to a surface: the base centre ends at most this far from the surface's centre
+plus its half-diagonal when the world's surface sizes are known, else from its centre."""
+
+
+@dataclass(frozen=True)
+class _Check:
+    ok: bool
+    reason: str
+    evidence: str
+
+
+def _fmt_xy(entry: Mapping[str, Any]) -> str:
+    return f"({float(entry.get('x', 0.0)):.2f}, {float(entry.get('y', 0.0)):.2f})"
+
+
+class GroundTruthJudge:
+    """Pure judging of one ground-truth state (no ROS), for ``SimGroundTruthEvaluator``.
+
+    ``surface_radius`` maps a surface id to its half-diagonal (m) when the world is known.
+    """
+
+    def __init__(self, surface_radius: Mapping[str, float] | None = None) -> None:
+        self._surface_radius = dict(surface_radius or {})
+
+    def judge(self, tool: str, state: Mapping[str, Any], last_held: str | None) -> _Check:
+        record = _latest_record(state, tool)
+        version = state.get("version")
+        prefix = f"ground truth v{version}"
+        if record is None:
+            return _Check(False, f"the sim has no record of a {tool} action", prefix)
+        arguments = record.get("arguments") or {}
+        robot = state.get("robot") or {}
+        if robot.get("busy"):
+            return _Check(False, f"the robot is still busy with {robot['busy']}", f"{prefix}: busy")
+        if tool == "pick_object":
+            return self._pick(str(arguments.get("object_id") or ""), state, prefix)
+        if tool == "place_object":
+            return self._place(str(arguments.get("surface_id") or ""), state, last_held, prefix)
+        if tool == "navigate_to":
+            return self._navigate(str(arguments.get("target") or ""), state, prefix)
+        return _Check(False, f"no ground-truth check is defined for tool {tool!r}", prefix)
+
+    @staticmethod
+    def _pick(object_id: str, state: Mapping[str, Any], prefix: str) -> _Check:
+        holding = (state.get("gripper") or {}).get("holding")
+        obj = (state.get("objects") or {}).get(object_id)
+        where = f"; {object_id} is on {obj.get('on')!r}" if isinstance(obj, Mapping) else ""
+        evidence = f"{prefix}: gripper holds {holding!r}{where}"
+        if holding == object_id:
+            return _Check(True, "", evidence)
+        return _Check(False, f"the gripper holds {holding!r}, not {object_id!r}", evidence)
+
+    @staticmethod
+    def _place(surface_id: str, state: Mapping[str, Any], last_held: str | None, prefix: str) -> _Check:
+        holding = (state.get("gripper") or {}).get("holding")
+        if last_held is None:
+            return _Check(False, "no object was seen in the gripper before the place", prefix)
+        obj = (state.get("objects") or {}).get(last_held)
+        on = obj.get("on") if isinstance(obj, Mapping) else None
+        evidence = f"{prefix}: {last_held} is on {on!r}, gripper holds {holding!r}"
+        if on == surface_id and holding is None:
+            return _Check(True, "", evidence)
+        if holding is not None:
+            return _Check(False, f"the gripper still holds {holding!r}", evidence)
+        return _Check(False, f"{last_held} is on {on!r}, not on {surface_id!r}", evidence)
+
+    def _navigate(self, target: str, state: Mapping[str, Any], prefix: str) -> _Check:
+        robot = state.get("robot") or {}
+        rx, ry = float(robot.get("x", math.nan)), float(robot.get("y", math.nan))
+        where = f"{prefix}: base stopped at {_fmt_xy(robot)} in {robot.get('area') or 'no area'!r}"
+        if target in (state.get("areas") or []):
+            if robot.get("area") == target:
+                return _Check(True, "", where)
+            return _Check(False, f"the base is in {robot.get('area')!r}, not in {target!r}", where)
+        objects = state.get("objects") or {}
+        surfaces = state.get("surfaces") or {}
+        if target in objects:
+            entry, limit = objects[target], NEAR_OBJECT_M
+        elif target in surfaces:
+            entry, limit = surfaces[target], NEAR_SURFACE_M + self._surface_radius.get(target, 0.0)
+        else:
+            return _Check(False, f"{target!r} is not an area, surface or object of the sim", where)
+        distance = math.hypot(float(entry["x"]) - rx, float(entry["y"]) - ry)
+        evidence = f"{where}, {distance:.2f} m from {target} at {_fmt_xy(entry)}"
+        if distance <= limit:
+            return _Check(True, "", evidence)
+        return _Check(
+            False, f"the base stopped {distance:.2f} m from {target} (limit {limit:.2f} m)", evidence
+        )
+
+
+def _latest_record(state: Mapping[str, Any], tool: str) -> Mapping[str, Any] | None:
+    for record in reversed(state.get("actions") or []):
+        if isinstance(record, Mapping) and record.get("action") == tool:
+            return record
+    return None
+
+
+def _surface_radii(world: str) -> dict[str, float]:
+    """Half-diagonals of the surfaces of a built-in world (empty for an unknown one)."""
+    from harness_ros.errors import ConfigError
+    from harness_ros.sim.spec import world_spec_by_name
+
+    try:
+        spec = world_spec_by_name(world)
+    except ConfigError:
+        return {}
+    return {b.id: math.hypot(b.size_x, b.size_y) / 2 for b in spec.boxes if b.kind == "surface"}
+
+
+class SimGroundTruthEvaluator:
+    """``EvaluatorProtocol`` over the sim's ground-truth topic."""
+
+    def __init__(
+        self,
+        node: Node,
+        topic: str = "/sim/ground_truth",
+        *,
+        wait_s: float = 3.0,
+        callback_group: CallbackGroup | None = None,
+    ) -> None:
+        self._node = node
+        self._topic = topic
+        self._wait_s = wait_s
+        self._cond = threading.Condition()
+        self._state: dict[str, Any] | None = None
+        self._last_held: str | None = None
+        self._judge: GroundTruthJudge | None = None
+        self._subscription = node.create_subscription(
+            String, topic, self._on_state, GROUND_TRUTH_QOS, callback_group=callback_group
+        )
+
+    def _on_state(self, msg: String) -> None:
+        try:
+            state = json.loads(msg.data)
+        except json.JSONDecodeError:
+            return
+        if not isinstance(state, dict):
+            return
+        with self._cond:
+            self._state = state
+            holding = (state.get("gripper") or {}).get("holding")
+            if holding:
+                self._last_held = str(holding)
+            self._cond.notify_all()
+
+    def _now(self) -> float:
+        return self._node.get_clock().now().nanoseconds / 1e9
+
+    def _fresh_state(self, after: float) -> tuple[dict[str, Any] | None, str | None, bool]:
+        """The newest state stamped at or after ``after`` (waiting up to ``wait_s``), the
+        object last seen in the gripper (a place has just emptied it), and whether any
+        state arrived at all."""
+
+        def fresh() -> bool:
+            return self._state is not None and float(self._state.get("stamp", 0.0)) >= after
+
+        with self._cond:
+            self._cond.wait_for(fresh, timeout=self._wait_s)
+            state = dict(self._state) if fresh() and self._state is not None else None
+            return state, self._last_held, self._state is not None
+
+    def evaluate(self, *, tool: str, run_id: str, post_condition: str, observation: Observation) -> Verdict:
+        started = time.monotonic()
+        state, last_held, any_state = self._fresh_state(self._now())
+        if state is None:
+            reason = (
+                f"no ground truth newer than the tool's completion on {self._topic!r} "
+                f"within {self._wait_s:g} s"
+                if any_state
+                else f"no ground truth on {self._topic!r}"
+            )
+            return Verdict(
+                VerdictStatus.FAILURE, run_id, reason, f"waited {time.monotonic() - started:.1f} s"
+            )
+        if self._judge is None:
+            self._judge = GroundTruthJudge(_surface_radii(str(state.get("world") or "")))
+        check = self._judge.judge(tool, state, last_held)
+        if check.ok:
+            return Verdict(VerdictStatus.SUCCESS, run_id, None, check.evidence)
+        return Verdict(VerdictStatus.FAILURE, run_id, check.reason, check.evidence)
+
+    def destroy(self) -> None:
+        self._node.destroy_subscription(self._subscription)
