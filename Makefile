@@ -49,5 +49,8 @@ test: $(IFACE_STAMP) lint
 bench: $(IFACE_STAMP)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
+faults: $(IFACE_STAMP)
+	HARNESS_FAULTS=1 $(BIN)/python -m pytest -q test/test_faults_memory.py test/test_faults_model.py test/test_faults_sensors.py test/test_faults_actions.py
+
 clean:
 	rm -rf $(VENV) build install log .pytest_cache .ruff_cache

@@ -57,6 +57,8 @@ def format_event(event: dict[str, Any]) -> str | None:
     if kind == "tool_call":
         return f"{prefix}tool {data.get('tool')}({_short(data.get('arguments', {}), 100)})"
     if kind == "safety":
+        if data.get("action") == "pass" and not data.get("reason"):
+            return None  # a silent pass is the normal case; show only what a hook changed
         return f"{prefix}safety {data.get('hook', '')}: {data.get('action')} - {data.get('reason', '')}"
     if kind == "tool_result":
         result = data.get("result") or {}

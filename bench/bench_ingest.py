@@ -1,0 +1,300 @@
+"""Ingest: 3 x 30 Hz VGA + 30 Hz depth + 10 Hz scan into RosObservationSource, from another process.
+
+Callback cost per message and RSS over time.
+
+    .venv/bin/python bench/bench_ingest.py [--quick] [--duration S]
+
+A publisher process (bench/_ingest_publisher.py) sends the load over DDS (private
+ROS_DOMAIN_ID, localhost, Fast DDS LARGE_DATA transport). This process runs the
+node side as the harness node does (MultiThreadedExecutor, reentrant sensor group):
+
+ours   RosObservationSource: each callback only stores the newest message. Its
+       callbacks are wrapped with a timer (the wrapper's own cost is included).
+naive  the same subscriptions with callbacks that decode every frame (cv_bridge-style
+       frombuffer + cvtColor; depth normalised to 8 bits), what surveyed projects do.
+
+Per phase: messages received per topic, callback time per message (median, p99),
+callback time as a share of one core, and process CPU (executor, deserialisation and
+callbacks). RSS is sampled every second during the ours phase: start, end, max and the
+least-squares slope (goal: flat).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _common import REPO_ROOT, base_parser, headline, machine_line, print_table, private_ros_env
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ingest_publisher import DEPTH_TOPIC, SCAN_TOPIC, VIEW_TOPICS
+
+PUBLISHER = Path(__file__).resolve().parent / "_ingest_publisher.py"
+
+
+class CallbackTimes:
+    """Nanoseconds spent in callbacks, per topic kind (image, depth, scan)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.samples: dict[str, list[int]] = {"image": [], "depth": [], "scan": []}
+
+    def wrap(self, kind: str, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+        def timed(msg: Any) -> None:
+            start = time.perf_counter_ns()
+            callback(msg)
+            elapsed = time.perf_counter_ns() - start
+            with self._lock:
+                self.samples[kind].append(elapsed)
+
+        return timed
+
+
+def kind_of(topic: str) -> str:
+    return "depth" if topic == DEPTH_TOPIC else "scan" if topic == SCAN_TOPIC else "image"
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status", encoding="utf-8") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def slope_mb_per_min(samples: list[tuple[float, float]]) -> float:
+    if len(samples) < 2:
+        return 0.0
+    xs, ys = [t for t, _ in samples], [r for _, r in samples]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    denominator = sum((x - mean_x) ** 2 for x in xs)
+    return (
+        60.0 * sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / denominator
+        if denominator
+        else 0.0
+    )
+
+
+def cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_phase(
+    context: Any, mode: str, duration_s: float, rss: list[tuple[float, float]] | None
+) -> dict[str, Any]:
+    import rclpy
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import MultiThreadedExecutor
+
+    from harness_ros.config import ObservationConfig
+    from harness_ros.ros.observations import RosObservationSource
+
+    node = rclpy.create_node(f"bench_ingest_{mode}", context=context)
+    times = CallbackTimes()
+    group = ReentrantCallbackGroup()
+    counts: dict[str, int] = {}
+    source = None
+    if mode == "ours":
+        original = RosObservationSource._storer
+
+        def timed_storer(self: RosObservationSource, slot: Any) -> Callable[[Any], None]:
+            return times.wrap(kind_of(slot.topic), original(self, slot))
+
+        RosObservationSource._storer = timed_storer  # type: ignore[method-assign]
+        try:
+            config = ObservationConfig.model_validate(
+                {
+                    "views": {name: {"topic": topic} for name, topic in VIEW_TOPICS.items()},
+                    "depth": {"topic": DEPTH_TOPIC},
+                    "clearance": {"scan_topic": SCAN_TOPIC},
+                }
+            )
+            source = RosObservationSource(node, config, footprint_radius_m=0.3, callback_group=group)
+        finally:
+            RosObservationSource._storer = original  # type: ignore[method-assign]
+    else:
+        _naive_subscriptions(node, group, times, counts)
+
+    executor = MultiThreadedExecutor(num_threads=4, context=context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    if source is not None and not source.wait_for_messages(30.0):
+        raise SystemExit(f"no messages from the publisher after 30 s: {source.stats()}")
+    if source is None:
+        deadline = time.monotonic() + 30.0
+        while len(counts) < 5 and time.monotonic() < deadline:
+            threading.Event().wait(0.05)
+    with times._lock:  # measure from here: discovery and the first frames are warm-up
+        for samples in times.samples.values():
+            samples.clear()
+    before = dict(source.stats()) if source is not None else dict(counts)
+    cpu_start, wall_start = cpu_s(), time.monotonic()
+    tick = threading.Event()
+    while (elapsed := time.monotonic() - wall_start) < duration_s:
+        if rss is not None:
+            rss.append((elapsed, rss_mb()))
+        tick.wait(min(1.0, max(0.0, duration_s - elapsed)))
+    wall = time.monotonic() - wall_start
+    cpu = cpu_s() - cpu_start
+    after = dict(source.stats()) if source is not None else dict(counts)
+    if rss is not None:
+        rss.append((wall, rss_mb()))
+    executor.remove_node(node)  # no callback may run on a node being destroyed
+    executor.shutdown(timeout_sec=2.0)
+    if source is not None:
+        source.destroy()
+    node.destroy_node()
+    with times._lock:
+        samples = {kind: list(values) for kind, values in times.samples.items()}
+    received = {topic: after.get(topic, 0) - before.get(topic, 0) for topic in after}
+    return {"mode": mode, "wall": wall, "cpu": cpu, "samples": samples, "received": received}
+
+
+def _naive_subscriptions(node: Any, group: Any, times: CallbackTimes, counts: dict[str, int]) -> None:
+    import cv2
+    import numpy as np
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import Image, LaserScan
+
+    latest: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def image_callback(topic: str) -> Callable[[Any], None]:
+        def decode(msg: Any) -> None:
+            rgb = np.frombuffer(msg.data, dtype=np.uint8).reshape(msg.height, msg.width, 3)
+            bgr = cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+            with lock:
+                latest[topic] = bgr
+                counts[topic] = counts.get(topic, 0) + 1
+
+        return decode
+
+    def depth_callback(msg: Any) -> None:
+        raw = np.frombuffer(msg.data, dtype=np.uint16).reshape(msg.height, msg.width)
+        depth8 = cv2.normalize(raw, None, 0, 255, cv2.NORM_MINMAX, dtype=cv2.CV_8U)
+        with lock:
+            latest[DEPTH_TOPIC] = depth8
+            counts[DEPTH_TOPIC] = counts.get(DEPTH_TOPIC, 0) + 1
+
+    def scan_callback(msg: Any) -> None:
+        with lock:
+            latest[SCAN_TOPIC] = msg
+            counts[SCAN_TOPIC] = counts.get(SCAN_TOPIC, 0) + 1
+
+    qos = qos_profile_sensor_data
+    for topic in VIEW_TOPICS.values():
+        node.create_subscription(
+            Image, topic, times.wrap("image", image_callback(topic)), qos, callback_group=group
+        )
+    node.create_subscription(
+        Image, DEPTH_TOPIC, times.wrap("depth", depth_callback), qos, callback_group=group
+    )
+    node.create_subscription(
+        LaserScan, SCAN_TOPIC, times.wrap("scan", scan_callback), qos, callback_group=group
+    )
+
+
+def _us(values: list[int], q: float) -> str:
+    if not values:
+        return "-"
+    ordered = sorted(values)
+    return f"{ordered[min(len(ordered) - 1, int(q * len(ordered)))] / 1000:.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = base_parser(__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, help="seconds of the ours phase (default 60, quick 10)")
+    args = parser.parse_args(argv)
+    duration = args.duration or (10.0 if args.quick else 60.0)
+    naive_duration = max(5.0, duration / 3)
+
+    print(__doc__.splitlines()[0])
+    print(machine_line())
+    print(
+        f"ours phase {duration:.0f} s (RSS sampled every second), then naive phase {naive_duration:.0f} s\n"
+    )
+    import rclpy
+    from rclpy.context import Context
+
+    with private_ros_env() as env:
+        publisher = subprocess.Popen(
+            [sys.executable, str(PUBLISHER)], env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True
+        )
+        context = Context()
+        rclpy.init(context=context)
+        rss: list[tuple[float, float]] = []
+        try:
+            assert publisher.stdout is not None
+            if publisher.stdout.readline().strip() != "publishing":
+                raise SystemExit("the publisher process did not start")
+            phases = [
+                run_phase(context, "ours", duration, rss),
+                run_phase(context, "naive", naive_duration, None),
+            ]
+        finally:
+            context.try_shutdown()
+            publisher.send_signal(signal.SIGINT)
+            try:
+                out, _ = publisher.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                publisher.kill()
+                out, _ = publisher.communicate()
+    published = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
+
+    rows = []
+    for phase in phases:
+        received = phase["received"]
+        image_hz = sum(received.get(t, 0) for t in VIEW_TOPICS.values()) / phase["wall"] / len(VIEW_TOPICS)
+        total_cb = sum(sum(v) for v in phase["samples"].values()) / 1e9
+        rows.append(
+            (
+                phase["mode"],
+                f"{image_hz:.1f}",
+                f"{received.get(DEPTH_TOPIC, 0) / phase['wall']:.1f}",
+                f"{received.get(SCAN_TOPIC, 0) / phase['wall']:.1f}",
+                _us(phase["samples"]["image"], 0.5),
+                _us(phase["samples"]["image"], 0.99),
+                _us(phase["samples"]["depth"], 0.5),
+                f"{100 * total_cb / phase['wall']:.2f}",
+                f"{100 * phase['cpu'] / phase['wall']:.0f}",
+            )
+        )
+    print_table(
+        ("phase", "image Hz/view", "depth Hz", "scan Hz", "image cb us p50", "p99", "depth cb us p50",
+         "callbacks % core", "process CPU %"),
+        rows,
+    )  # fmt: skip
+    print(f"\npublished in total (both phases): {published}")
+    values = [r for _, r in rss]
+    warmup = duration / 3  # allocator and DDS buffers settle first
+    steady = [(t, r) for t, r in rss if t >= warmup]
+    slope = slope_mb_per_min(steady)
+    print(f"RSS (ours phase, {len(rss)} samples): start {values[0]:.1f} MB, end {values[-1]:.1f} MB, "
+          f"max {max(values):.1f} MB, slope {slope:+.2f} MB/min after {warmup:.0f} s")  # fmt: skip
+    print()
+    ours_cb = statistics.median(phases[0]["samples"]["image"] or [0]) / 1000
+    naive_cb = statistics.median(phases[1]["samples"]["image"] or [0]) / 1000
+    ratio = naive_cb / ours_cb if ours_cb else float("inf")
+    headline(
+        "image callback naive/ours",
+        f"{ratio:.1f}x",
+        "no decoding in callbacks (ours only stores)",
+        ratio > 10,
+    )
+    headline("RSS slope", f"{slope:+.2f} MB/min", "flat (|slope| < 1 MB/min)", abs(slope) < 1.0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Fault test: the action server process is SIGKILLed mid-goal (real servers, real DDS).
+
+The tool must come back with a failure envelope within its timeout (plus the bounded
+cancel confirmation), never hang; a goal to a restarted server must then succeed.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("rclpy")
+pytest.importorskip("test_msgs")
+
+from harness_ros.config import ToolBinding
+from harness_ros.tools.contracts import CancelToken
+
+pytestmark = pytest.mark.ros
+
+SERVERS = Path(__file__).resolve().parent / "support" / "action_servers.py"
+TIMEOUT_S = 3.0
+
+
+class Server:
+    """test/support/action_servers.py in its own process; lines of its output are queued."""
+
+    def __init__(self, behaviour: str, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(SERVERS), behaviour],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self._changed:
+                self.lines.append(line.strip())
+                self._changed.notify_all()
+
+    def wait_for_line(self, text: str, timeout_s: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: text in self.lines, timeout=timeout_s)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+
+def status_publishers(node: Any) -> set[bytes]:
+    """Endpoint ids of the publishers of /fibonacci's status topic that ``node`` knows."""
+    return {
+        bytes(info.endpoint_gid) for info in node.get_publishers_info_by_topic("/fibonacci/_action/status")
+    }
+
+
+def wait_for(condition: Any, timeout_s: float) -> bool:
+    tick = threading.Event()
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        tick.wait(0.05)
+    return True
+
+
+@pytest.fixture
+def client_node(ros_context: Any) -> Iterator[Any]:
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+
+    node = Node("fault_tool_client", context=ros_context)
+    executor = MultiThreadedExecutor(context=ros_context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        yield node
+    finally:
+        executor.remove_node(node)
+        executor.shutdown(timeout_sec=2.0)
+        node.destroy_node()
+
+
+def test_action_server_killed_mid_goal_fails_within_timeout_then_restart_works(
+    client_node: Any, ros_env: dict[str, str]
+) -> None:
+    from harness_ros.ros.ros_tools import _CANCEL_WAIT_S, ActionTool
+
+    binding = ToolBinding.model_validate(
+        {
+            "name": "fib",
+            "description": "compute Fibonacci numbers",
+            "action": "/fibonacci",
+            "type": "test_msgs/action/Fibonacci",
+            "timeout_s": TIMEOUT_S,
+            "server_wait_s": 10.0,
+        }
+    )
+    tool = ActionTool(client_node, binding)
+    slow = Server("slow", ros_env)
+    servers = [slow]
+    try:
+        assert tool._client.wait_for_server(timeout_sec=15.0), "action server not discovered"
+        outcome: dict[str, Any] = {}
+        finished = threading.Event()
+        running = threading.Event()  # first feedback seen by the client: the goal is in flight
+
+        def run() -> None:
+            start = time.monotonic()
+            outcome["result"] = tool.execute(
+                {"order": 5}, cancel=CancelToken(), feedback=lambda _tool, _data: running.set()
+            )
+            outcome["elapsed"] = time.monotonic() - start
+            finished.set()
+
+        threading.Thread(target=run, daemon=True).start()
+        assert slow.wait_for_line("goal accepted", 10.0), slow.lines
+        assert running.wait(10.0), "no feedback from the running goal"
+        ghosts = status_publishers(client_node)
+        slow.kill()  # mid-goal: accepted, running, no result yet
+
+        assert finished.wait(TIMEOUT_S + _CANCEL_WAIT_S + 5.0), "the tool hung after its server died"
+        result = outcome["result"]
+        assert result["success"] is False
+        assert result["reason"].startswith("timed out after 3.0 s; cancel not confirmed"), result
+        assert result["run_id"]  # the accepted goal is named in the failure
+        assert outcome["elapsed"] <= TIMEOUT_S + _CANCEL_WAIT_S + 1.0
+
+        restarted = Server("succeed", ros_env)
+        servers.append(restarted)
+        assert restarted.wait_for_line("serving (succeed)", 15.0), restarted.lines
+        # The dead server's endpoints linger in the graph until their lease expires, so
+        # server_is_ready() says nothing about the new one: wait until it is discovered.
+        assert wait_for(lambda: bool(status_publishers(client_node) - ghosts), 15.0)
+        again = tool.execute({"order": 5}, cancel=CancelToken())
+        assert again["success"] is True, again
+        assert again["result"] == {"sequence": [0, 1, 1, 2, 3, 5]}
+        assert restarted.wait_for_line("succeeded", 5.0)
+    finally:
+        tool.destroy()
+        for server in servers:
+            server.kill()
