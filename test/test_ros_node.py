@@ -136,7 +136,12 @@ def test_task_api_end_to_end_through_loopback_model(
         processes.append(
             spawn([sys.executable, str(SUPPORT / "action_servers.py"), "succeed"], env, tmp_path / "srv.log")
         )
-        node = spawn([HARNESS_ROS, "node", "--config", str(config)], env, tmp_path / "node.log")
+        recording = tmp_path / "model_replies.jsonl"
+        node = spawn(
+            [HARNESS_ROS, "node", "--config", str(config), "--record-model", str(recording)],
+            env,
+            tmp_path / "node.log",
+        )
         processes.append(node)
 
         task = subprocess.run(
@@ -178,6 +183,8 @@ def test_task_api_end_to_end_through_loopback_model(
         assert events[-1]["type"] == "done"
         assert events[-1]["data"]["status"] == "completed"
         assert node.poll() is None, "the node keeps serving after the task"
+        recorded = [json.loads(line) for line in recording.read_text().splitlines()]
+        assert len(recorded) == len(server.requests), "every model call is recorded for replay"
 
 
 @pytest.mark.skipif(shutil.which("ros2") is None, reason="the ros2 CLI is not installed (pip-only venv)")

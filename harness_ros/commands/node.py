@@ -17,6 +17,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--no-autostart", action="store_true", help="stay unconfigured until a lifecycle manager says so"
     )
     parser.add_argument("--record", type=Path, help="record sensors, instructions and events to this rosbag2")
+    parser.add_argument(
+        "--record-model",
+        type=Path,
+        metavar="FILE",
+        help="append every model request digest and reply to this JSONL (replay with model replay/FILE)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -26,4 +32,6 @@ def run(args: argparse.Namespace) -> int:
     ros_args = list(args.ros_args) or ["--ros-args"]
     if args.record is not None:
         ros_args += ["-p", f"record.path:={args.record.resolve()}"]
+    if args.record_model is not None:
+        ros_args += ["-p", f"model.record_file:={args.record_model.resolve()}"]
     return run_node(args.config, ros_args=ros_args, autostart=not args.no_autostart)
