@@ -745,3 +745,33 @@ def test_idle_controls_and_prompt_override(robot: Robot) -> None:
     run_all(harness)
     assert model.requests[0][0]["content"].startswith("# harness_ros: decide\nBe brief.")
     assert not any("ignored while idle" in str(m["content"]) for m in model.requests[0])
+
+
+def test_a_tool_that_ignores_cancel_is_abandoned_after_the_grace_period(
+    robot: Robot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness_ros.harness.calls as calls
+
+    monkeypatch.setattr(calls, "_STOP_GRACE_S", 0.3)
+    release = threading.Event()
+
+    @tool(description="Hangs and ignores cancellation.", physical=True)
+    def stubborn() -> dict[str, Any]:
+        release.wait(10.0)
+        return success(done=True)
+
+    harness: Harness
+
+    def decide_then_cancel(messages: list[dict[str, Any]]) -> ModelReply:
+        threading.Timer(0.1, lambda: harness.cancel("operator stop")).start()
+        return reply(call("stubborn"))
+
+    harness = Harness(model=ScriptedModel([decide_then_cancel, final("never")]), tools=[stubborn])
+    try:
+        events = run_all(harness)
+    finally:
+        release.set()
+    assert done(events).data["status"] == "cancelled"
+    result = of(events, EventType.TOOL_RESULT)[0].data["result"]
+    assert result["success"] is False
+    assert "did not return after cancellation" in result["reason"]

@@ -179,17 +179,18 @@ class ToolCallRunner:
         give_up: float | None = None
         while True:
             now = time.monotonic()
-            if cancel.cancelled and give_up is None:
-                give_up = now + _STOP_GRACE_S
-            timeout = (give_up if give_up is not None else stop_by) - now
-            try:
-                item = updates.get(timeout=max(timeout, 0.01))
-            except queue.Empty:
-                if give_up is None:
+            if give_up is None and (cancel.cancelled or now >= stop_by):
+                if not cancel.cancelled:
                     cancel.cancel(f"tool {spec.name!r} ran past the task wall time")
-                elif time.monotonic() >= give_up:
-                    logger.error("tool %r did not return after cancellation; abandoning it", spec.name)
-                    return failure(f"tool {spec.name!r} did not return after cancellation ({cancel.reason})")
+                give_up = now + _STOP_GRACE_S
+            if give_up is not None and now >= give_up:
+                logger.error("tool %r did not return after cancellation; abandoning it", spec.name)
+                return failure(f"tool {spec.name!r} did not return after cancellation ({cancel.reason})")
+            try:
+                # A short poll: an operator cancel must start the grace period even when
+                # the tool ignores its CancelToken and sends no feedback.
+                item = updates.get(timeout=0.1)
+            except queue.Empty:
                 continue
             if item is None:
                 break
