@@ -2,7 +2,7 @@
 
 Callback cost per message and RSS over time.
 
-    .venv/bin/python bench/bench_ingest.py [--quick] [--duration S]
+    .venv/bin/python bench/bench_ingest.py [--quick] [--duration S] [--receiver bare] [--malloc-trim]
 
 A publisher process (bench/_ingest_publisher.py) sends the load over DDS (private
 ROS_DOMAIN_ID, localhost, Fast DDS LARGE_DATA transport). This process runs the
@@ -12,6 +12,13 @@ ours   RosObservationSource: each callback only stores the newest message. Its
        callbacks are wrapped with a timer (the wrapper's own cost is included).
 naive  the same subscriptions with callbacks that decode every frame (cv_bridge-style
        frombuffer + cvtColor; depth normalised to 8 bits), what surveyed projects do.
+bare   (``--receiver bare``, in place of ours) the same subscriptions with callbacks that
+       do nothing: what rclpy and Fast DDS alone do with the load, for the RSS split.
+
+``--malloc-trim`` calls glibc ``malloc_trim(0)`` before every RSS sample: memory that is
+freed but kept by the allocator is then returned, so what still grows is really held.
+``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_`` (environment) are printed.
+``--rss-csv FILE`` writes the RSS samples (seconds, MB) for plotting.
 
 Per phase: messages received per topic, callback time per message (median, p99),
 callback time as a share of one core, and process CPU (executor, deserialisation and
@@ -21,7 +28,10 @@ least-squares slope (goal: flat).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
+import os
 import resource
 import signal
 import statistics
@@ -71,6 +81,12 @@ def rss_mb() -> float:
     return float("nan")
 
 
+def malloc_trim() -> None:
+    """Give freed heap pages back to the OS (glibc only; a no-op elsewhere)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 def slope_mb_per_min(samples: list[tuple[float, float]]) -> float:
     if len(samples) < 2:
         return 0.0
@@ -90,7 +106,12 @@ def cpu_s() -> float:
 
 
 def run_phase(
-    context: Any, mode: str, duration_s: float, rss: list[tuple[float, float]] | None
+    context: Any,
+    mode: str,
+    duration_s: float,
+    rss: list[tuple[float, float]] | None,
+    *,
+    trim: bool = False,
 ) -> dict[str, Any]:
     import rclpy
     from rclpy.callback_groups import ReentrantCallbackGroup
@@ -123,7 +144,7 @@ def run_phase(
         finally:
             RosObservationSource._storer = original  # type: ignore[method-assign]
     else:
-        _naive_subscriptions(node, group, times, counts)
+        _plain_subscriptions(node, group, times, counts, decode=mode == "naive")
 
     executor = MultiThreadedExecutor(num_threads=4, context=context)
     executor.add_node(node)
@@ -143,15 +164,20 @@ def run_phase(
     tick = threading.Event()
     while (elapsed := time.monotonic() - wall_start) < duration_s:
         if rss is not None:
+            if trim:
+                malloc_trim()
             rss.append((elapsed, rss_mb()))
         tick.wait(min(1.0, max(0.0, duration_s - elapsed)))
     wall = time.monotonic() - wall_start
     cpu = cpu_s() - cpu_start
     after = dict(source.stats()) if source is not None else dict(counts)
     if rss is not None:
+        if trim:
+            malloc_trim()
         rss.append((wall, rss_mb()))
     executor.remove_node(node)  # no callback may run on a node being destroyed
     executor.shutdown(timeout_sec=2.0)
+    spinner.join(timeout=5.0)  # destroying entities under a spinning executor raises InvalidHandle
     if source is not None:
         source.destroy()
     node.destroy_node()
@@ -161,7 +187,10 @@ def run_phase(
     return {"mode": mode, "wall": wall, "cpu": cpu, "samples": samples, "received": received}
 
 
-def _naive_subscriptions(node: Any, group: Any, times: CallbackTimes, counts: dict[str, int]) -> None:
+def _plain_subscriptions(
+    node: Any, group: Any, times: CallbackTimes, counts: dict[str, int], *, decode: bool
+) -> None:
+    """Subscriptions like ours; ``decode`` makes them naive, otherwise they only count."""
     import cv2
     import numpy as np
     from rclpy.qos import qos_profile_sensor_data
@@ -169,6 +198,13 @@ def _naive_subscriptions(node: Any, group: Any, times: CallbackTimes, counts: di
 
     latest: dict[str, Any] = {}
     lock = threading.Lock()
+
+    def count_only(topic: str) -> Callable[[Any], None]:
+        def count(_msg: Any) -> None:
+            with lock:
+                counts[topic] = counts.get(topic, 0) + 1
+
+        return count
 
     def image_callback(topic: str) -> Callable[[Any], None]:
         def decode(msg: Any) -> None:
@@ -194,15 +230,12 @@ def _naive_subscriptions(node: Any, group: Any, times: CallbackTimes, counts: di
 
     qos = qos_profile_sensor_data
     for topic in VIEW_TOPICS.values():
-        node.create_subscription(
-            Image, topic, times.wrap("image", image_callback(topic)), qos, callback_group=group
-        )
-    node.create_subscription(
-        Image, DEPTH_TOPIC, times.wrap("depth", depth_callback), qos, callback_group=group
-    )
-    node.create_subscription(
-        LaserScan, SCAN_TOPIC, times.wrap("scan", scan_callback), qos, callback_group=group
-    )
+        callback = image_callback(topic) if decode else count_only(topic)
+        node.create_subscription(Image, topic, times.wrap("image", callback), qos, callback_group=group)
+    callback = depth_callback if decode else count_only(DEPTH_TOPIC)
+    node.create_subscription(Image, DEPTH_TOPIC, times.wrap("depth", callback), qos, callback_group=group)
+    callback = scan_callback if decode else count_only(SCAN_TOPIC)
+    node.create_subscription(LaserScan, SCAN_TOPIC, times.wrap("scan", callback), qos, callback_group=group)
 
 
 def _us(values: list[int], q: float) -> str:
@@ -215,14 +248,26 @@ def _us(values: list[int], q: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, help="seconds of the ours phase (default 60, quick 10)")
+    parser.add_argument(
+        "--receiver",
+        choices=("ours", "bare"),
+        default="ours",
+        help="first phase: RosObservationSource (ours) or no-op callbacks (bare, middleware only)",
+    )
+    parser.add_argument("--malloc-trim", action="store_true", help="malloc_trim(0) before each RSS sample")
+    parser.add_argument("--rss-csv", type=Path, help="write the RSS samples (seconds, MB) to this file")
     args = parser.parse_args(argv)
     duration = args.duration or (10.0 if args.quick else 60.0)
     naive_duration = max(5.0, duration / 3)
 
     print(__doc__.splitlines()[0])
     print(machine_line())
+    arenas = os.environ.get("MALLOC_ARENA_MAX", "unset (glibc default: 8 per core)")
+    threshold = os.environ.get("MALLOC_MMAP_THRESHOLD_", "dynamic (glibc default)")
+    trim = "malloc_trim(0) before each sample" if args.malloc_trim else "no malloc_trim"
     print(
-        f"ours phase {duration:.0f} s (RSS sampled every second), then naive phase {naive_duration:.0f} s\n"
+        f"{args.receiver} phase {duration:.0f} s (RSS sampled every second), then naive phase "
+        f"{naive_duration:.0f} s; MALLOC_ARENA_MAX {arenas}, MALLOC_MMAP_THRESHOLD_ {threshold}, {trim}\n"
     )
     import rclpy
     from rclpy.context import Context
@@ -239,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             if publisher.stdout.readline().strip() != "publishing":
                 raise SystemExit("the publisher process did not start")
             phases = [
-                run_phase(context, "ours", duration, rss),
+                run_phase(context, args.receiver, duration, rss, trim=args.malloc_trim),
                 run_phase(context, "naive", naive_duration, None),
             ]
         finally:
@@ -277,10 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     print(f"\npublished in total (both phases): {published}")
     values = [r for _, r in rss]
+    if args.rss_csv is not None:
+        args.rss_csv.write_text("".join(f"{t:.1f},{r:.2f}\n" for t, r in rss), encoding="utf-8")
     warmup = duration / 3  # allocator and DDS buffers settle first
     steady = [(t, r) for t, r in rss if t >= warmup]
     slope = slope_mb_per_min(steady)
-    print(f"RSS (ours phase, {len(rss)} samples): start {values[0]:.1f} MB, end {values[-1]:.1f} MB, "
+    print(f"RSS ({args.receiver} phase, {len(rss)} samples): start {values[0]:.1f} MB, "
+          f"end {values[-1]:.1f} MB, "
           f"max {max(values):.1f} MB, slope {slope:+.2f} MB/min after {warmup:.0f} s")  # fmt: skip
     print()
     ours_cb = statistics.median(phases[0]["samples"]["image"] or [0]) / 1000

