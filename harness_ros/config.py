@@ -209,6 +209,11 @@ class ToolBinding(_Model):
     )
     timeout_s: float = Field(default=60.0, gt=0, description="Goal/call timeout; the goal is then cancelled.")
     server_wait_s: float = Field(default=2.0, gt=0, description="How long to wait for the server.")
+    accept_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="Actions: wait this long for the server to accept the goal, then cancel it by id.",
+    )
     success_field: str | None = Field(default="success", description="Result field meaning success.")
     message_field: str | None = Field(default="message", description="Result field with the reason text.")
 

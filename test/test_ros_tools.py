@@ -374,3 +374,75 @@ def test_graph_check_reports_missing_and_wrong_types_by_name(node: Any, servers:
     assert "no service server '/reset'" in text
     assert "topic '/scan' has type std_msgs/msg/String, expected sensor_msgs/msg/LaserScan" in text
     assert text.startswith("5 of 8 configured endpoints are not usable:")
+
+
+def test_goal_to_a_killed_server_fails_after_the_accept_timeout(node: Any, servers: Any) -> None:
+    from harness_ros.ros.ros_tools import _CANCEL_WAIT_S, ActionTool
+
+    server = servers("succeed")
+    tool = ready(ActionTool(node, binding(accept_timeout_s=1.0, timeout_s=30.0)))
+    server.proc.kill()  # SIGKILL: no goodbye, its endpoints stay until the lease expires
+    server.proc.wait(timeout=10)
+    assert tool._client.server_is_ready(), "precondition: the dead server still looks ready"
+
+    started = time.monotonic()
+    result = tool.execute({"order": 3}, cancel=CancelToken())
+    elapsed = time.monotonic() - started
+
+    assert result["success"] is False
+    assert result["reason"] == (
+        "action server '/fibonacci' did not accept the goal within 1.0 s; "
+        "cancel by goal id not answered within 2.0 s (is the server down?)"
+    )
+    assert len(result["run_id"]) == 32 and int(result["run_id"], 16) >= 0
+    assert 1.0 <= elapsed < 1.0 + _CANCEL_WAIT_S + 1.0  # not the 30 s goal timeout
+    tool.destroy()
+
+
+def test_lost_goal_response_is_cancelled_by_its_id(
+    node: Any, servers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from action_msgs.msg import GoalStatus, GoalStatusArray
+    from rclpy.qos import qos_profile_action_status_default
+    from rclpy.task import Future
+
+    from harness_ros.ros.ros_tools import ActionTool
+
+    server = servers("slow")  # runs every goal until it is cancelled
+    tool = ready(ActionTool(node, binding(accept_timeout_s=1.0, timeout_s=30.0)))
+    send = tool._client.send_goal_async
+    sent_ids: list[str] = []
+
+    def lossy_send(goal: Any, **kwargs: Any) -> Future:
+        sent_ids.append(bytes(kwargs["goal_uuid"].uuid).hex())
+        send(goal, **kwargs)  # the server gets the goal and runs it...
+        return Future()  # ...but its "accepted" response never reaches the tool
+
+    monkeypatch.setattr(tool._client, "send_goal_async", lossy_send)
+    canceled = threading.Event()  # the server's own status report for that goal id
+
+    def on_status(message: GoalStatusArray) -> None:
+        for status in message.status_list:
+            ours = sent_ids and bytes(status.goal_info.goal_id.uuid).hex() == sent_ids[0]
+            if ours and status.status == GoalStatus.STATUS_CANCELED:
+                canceled.set()
+
+    node.create_subscription(
+        GoalStatusArray, "/fibonacci/_action/status", on_status, qos_profile_action_status_default
+    )
+    started = time.monotonic()
+    result = tool.execute({"order": 3}, cancel=CancelToken())
+    elapsed = time.monotonic() - started
+
+    assert result == {
+        "success": False,
+        "reason": "action server '/fibonacci' did not accept the goal within 1.0 s; "
+        "the goal was running after all; the server accepted its cancel",
+        "run_id": sent_ids[0],
+    }
+    assert elapsed < 1.0 + 2.0
+    assert canceled.wait(5.0), "the server did not report the goal canceled"
+    lines = server.stop().splitlines()
+    assert lines.count("goal accepted") == 1
+    assert lines.count("cancel requested") == 1
+    tool.destroy()

@@ -12,6 +12,10 @@ CancelToken between short waits.
 Honesty rules: success is reported only when the server confirmed it (action status
 SUCCEEDED, and the result's success field true when it has one). A timeout or an
 operator cancel cancels the goal and says whether the server confirmed the cancel.
+
+Goal ids are made here, not by rclpy, so a goal whose acceptance never arrives (a
+SIGKILLed server still in the graph until its lease expires, or a lost response) can
+still be cancelled by id after ``accept_timeout_s``, and the failure names its run_id.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 from action_msgs.msg import GoalStatus
 from action_msgs.srv import CancelGoal
 from rclpy.action import ActionClient
+from rclpy.action.client import ClientGoalHandle
 from rosidl_parser.definition import AbstractString, BasicType
+from unique_identifier_msgs.msg import UUID
 
 from harness_ros.config import ToolBinding
 from harness_ros.errors import ToolError
@@ -222,6 +228,8 @@ class _GoalRun:
         self.latest_feedback: dict[str, Any] | None = None
 
     def on_feedback(self, message: Any) -> None:
+        if self._abandoned:
+            return  # the tool has returned; feedback of a goal being cancelled is noise
         jsonable = message_to_jsonable(message.feedback)
         self.latest_feedback = jsonable
         self._tool._notify(self._sink, jsonable)
@@ -269,6 +277,8 @@ class ActionTool(_RosTool):
         super().__init__(node, binding, action_type.Goal, action_type.Result)  # type: ignore[attr-defined]
         self._client = ActionClient(node, action_type, binding.action, callback_group=callback_group)
         self._name = node.resolve_topic_name(binding.action, only_expand=True)
+        # What a ClientGoalHandle made for cancelling by id needs as its goal response.
+        self._accepted = action_type.Impl.SendGoalService.Response(accepted=True)  # type: ignore[attr-defined]
 
     def _endpoint(self) -> str:
         return self._name
@@ -300,21 +310,24 @@ class ActionTool(_RosTool):
                 f"action server {self._name!r} not available after {_secs(binding.server_wait_s)} s"
             )
 
-        deadline = time.monotonic() + binding.timeout_s
+        sent = time.monotonic()
+        deadline = sent + binding.timeout_s
+        accept_s = min(binding.accept_timeout_s, binding.timeout_s)
+        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+        run_id = bytes(goal_id.uuid).hex()
         run = _GoalRun(self, feedback)
-        self._logger.info(f"tool {self.spec.name!r}: sending goal to {self._name!r}")
-        self._client.send_goal_async(goal, feedback_callback=run.on_feedback).add_done_callback(
-            run.on_goal_response
-        )
-        waited = _wait(run.responded, deadline, cancel)
+        self._logger.info(f"tool {self.spec.name!r}: sending goal {run_id[:8]} to {self._name!r}")
+        self._client.send_goal_async(
+            goal, feedback_callback=run.on_feedback, goal_uuid=goal_id
+        ).add_done_callback(run.on_goal_response)
+        waited = _wait(run.responded, sent + accept_s, cancel)
         if waited is not _Wait.DONE:
-            return self._give_up(run, waited, "")
+            return self._give_up_unanswered(run, waited, goal_id, accept_s)
         if run.goal_handle is None or run.error is not None:
             return failure(run.error or f"action server {self._name!r} did not answer the goal")
         if not run.goal_handle.accepted:
             return failure(f"goal rejected by action server {self._name!r}")
 
-        run_id = bytes(run.goal_handle.goal_id.uuid).hex()
         waited = _wait(run.finished, deadline, cancel)
         if waited is not _Wait.DONE:
             return self._give_up(run, waited, run_id)
@@ -329,8 +342,41 @@ class ActionTool(_RosTool):
         self._logger.info(f"tool {self.spec.name!r}: goal {run_id[:8]} {status}")
         return envelope
 
+    def _give_up_unanswered(
+        self, run: _GoalRun, waited: _Wait, goal_id: UUID, accept_s: float
+    ) -> dict[str, Any]:
+        """No goal response in time: the server is gone or the response was lost. Cancel
+        the goal by its id (bounded), so a goal that runs anyway is stopped."""
+        run_id = bytes(goal_id.uuid).hex()
+        if run.abandon() is not None:
+            return self._give_up(run, waited, run_id)  # the response came in just now
+        why = (
+            f"action server {self._name!r} did not accept the goal within {_secs(accept_s)} s"
+            if waited is _Wait.TIMEOUT
+            else "cancelled by operator before the server accepted the goal"
+        )
+        # A late acceptance is cancelled by _GoalRun.on_goal_response (the run is abandoned).
+        outcome = self._cancel_by_id(goal_id)
+        self._logger.warning(f"tool {self.spec.name!r}: goal {run_id[:8]}: {why}; {outcome}")
+        return failure(f"{why}; {outcome}", run_id=run_id)
+
+    def _cancel_by_id(self, goal_id: UUID) -> str:
+        """Ask the action's cancel service to cancel ``goal_id``; what came of it, as text."""
+        stand_in = ClientGoalHandle(self._client, goal_id, self._accepted)
+        future = stand_in.cancel_goal_async()
+        if not _future_done_event(future).wait(_CANCEL_WAIT_S) or future.exception() is not None:
+            return f"cancel by goal id not answered within {_secs(_CANCEL_WAIT_S)} s (is the server down?)"
+        response = future.result()
+        if len(response.goals_canceling) > 0:
+            return "the goal was running after all; the server accepted its cancel"
+        if response.return_code == CancelGoal.Response.ERROR_UNKNOWN_GOAL_ID:
+            return "the server does not know the goal, so it has not started"
+        if response.return_code == CancelGoal.Response.ERROR_GOAL_TERMINATED:
+            return "the goal had already ended; its result is unknown"
+        return f"cancel by goal id refused (return code {response.return_code})"
+
     def _give_up(self, run: _GoalRun, waited: _Wait, run_id: str) -> dict[str, Any]:
-        """Cancel the goal after a timeout or an operator cancel, and say what happened."""
+        """Cancel an answered goal after a timeout or an operator cancel; say what happened."""
         why = (
             f"timed out after {_secs(self._binding.timeout_s)} s"
             if waited is _Wait.TIMEOUT
@@ -340,9 +386,6 @@ class ActionTool(_RosTool):
         extra: dict[str, Any] = {"run_id": run_id} if run_id else {}
         if run.latest_feedback is not None:
             extra["last_feedback"] = run.latest_feedback
-        if handle is None:
-            # The goal response callback will cancel it if the server accepts it later.
-            return failure(f"{why} before the goal was accepted; it will be cancelled if accepted", **extra)
         if not handle.accepted:
             return failure(f"{why}; the goal was rejected anyway", **extra)
         cancel_future = handle.cancel_goal_async()
