@@ -250,6 +250,18 @@ class RecordConfig(_Model):
     path: Path | None = Field(default=None, description="Write a rosbag2 (MCAP) here; none = no recording.")
     storage: Literal["mcap", "sqlite3"] = Field(default="mcap", description="rosbag2 storage plugin.")
     image_max_hz: float = Field(default=2.0, gt=0, description="Throttle for recorded image topics.")
+    throttle_hz: dict[str, float] = Field(
+        default_factory=dict,
+        description="Per-topic max rate in Hz (overrides image_max_hz; throttles scans or depth too).",
+    )
+
+    @field_validator("throttle_hz")
+    @classmethod
+    def _positive_rates(cls, value: dict[str, float]) -> dict[str, float]:
+        for topic, rate in value.items():
+            if not rate > 0:
+                raise ValueError(f"rate of {topic!r} must be > 0, got {rate!r}")
+        return value
 
 
 class HarnessConfig(_Model):
@@ -355,6 +367,10 @@ def load_config(path: str | Path) -> HarnessConfig:
     return config.model_copy(update={"source": path.resolve()})
 
 
+YAML_STRING_KEYS = frozenset({"tools", "observations.views", "record.throttle_hz"})
+"""Keys whose value is a list or a free-form mapping: one ROS parameter holding YAML text."""
+
+
 def flatten_config(config: HarnessConfig) -> dict[str, Any]:
     """Dotted-key view of a config (what the ROS node declares as parameters).
 
@@ -363,7 +379,7 @@ def flatten_config(config: HarnessConfig) -> dict[str, Any]:
     flat: dict[str, Any] = {}
 
     def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, dict) and prefix not in {"observations.views", "input_schema"}:
+        if isinstance(value, dict) and prefix not in YAML_STRING_KEYS:
             for key, item in value.items():
                 walk(f"{prefix}.{key}" if prefix else str(key), item)
         elif isinstance(value, list | dict):
@@ -391,7 +407,7 @@ def config_from_flat(flat: dict[str, Any], *, base_dir: Path, origin: str) -> Ha
             node = node.setdefault(part, {})
         if value == "":
             continue
-        if dotted in {"tools", "observations.views"} and isinstance(value, str):
+        if dotted in YAML_STRING_KEYS and isinstance(value, str):
             try:
                 value = yaml.safe_load(value)
             except yaml.YAMLError as err:

@@ -88,3 +88,13 @@ def test_default_paths_resolve_against_config_folder_like_explicit_ones(tmp_path
     explicit = load_config(write(tmp_path, "memory: {dir: memory}\nharness: {runs_dir: runs}\n"))
     assert implicit.memory.dir == explicit.memory.dir == (tmp_path / "memory").resolve()
     assert implicit.harness.runs_dir == explicit.harness.runs_dir == (tmp_path / "runs").resolve()
+
+
+def test_per_topic_record_throttle_round_trips_as_one_ros_parameter(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "record:\n  throttle_hz: {/sim/scan: 0.5, /cam/front: 1}\n"))
+    flat = flatten_config(config)
+    assert isinstance(flat["record.throttle_hz"], str)  # "/sim/scan" is no valid parameter name
+    again = config_from_flat(flat, base_dir=tmp_path, origin="params")
+    assert again.record.throttle_hz == {"/sim/scan": 0.5, "/cam/front": 1.0}
+    with pytest.raises(ConfigError, match=r"record\.throttle_hz"):
+        load_config(write(tmp_path, "record:\n  throttle_hz: {/sim/scan: 0}\n"))

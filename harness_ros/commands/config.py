@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from harness_ros.config import HarnessConfig, flatten_config, load_config
+from harness_ros.config import YAML_STRING_KEYS, HarnessConfig, flatten_config, load_config
 
 __all__ = [
     "DEFAULT_NODE_NAME",
@@ -39,7 +39,7 @@ __all__ = [
 DEFAULT_NODE_NAME = "/**/harness"
 """Matches a node named ``harness`` in any namespace (``namespace:=robot1`` keeps working)."""
 
-_YAML_STRING_KEYS = frozenset({"tools", "observations.views"})
+_YAML_STRING_KEYS = YAML_STRING_KEYS
 """Keys the ROS node takes as one YAML string (a list or a free-form mapping)."""
 
 # Meanings of fields whose pydantic Field has no description yet. The model's own

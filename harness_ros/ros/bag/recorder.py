@@ -139,6 +139,7 @@ class BagRecorder:
         topics: dict[str, str],
         storage: str = "mcap",
         image_max_hz: float = 2.0,
+        throttle_hz: dict[str, float] | None = None,
         queue_size: int = 1000,
     ) -> None:
         if storage not in _STORAGE:
@@ -172,7 +173,8 @@ class BagRecorder:
         for topic, type_string in all_topics.items():
             if topic == self.events_topic:
                 continue
-            throttle = _Throttle(image_max_hz) if type_string in IMAGE_TYPES else None
+            rate = (throttle_hz or {}).get(topic, image_max_hz if type_string in IMAGE_TYPES else None)
+            throttle = _Throttle(rate) if rate is not None else None
             qos: QoSProfile = qos_profile_sensor_data if topic in topics else QoSProfile(depth=10)
             self._subscriptions.append(
                 node.create_subscription(
@@ -268,4 +270,5 @@ def attach_recorder(node: Node, config: HarnessConfig) -> BagRecorder | None:
         topics=recorded_topics(config),
         storage=record.storage,
         image_max_hz=record.image_max_hz,
+        throttle_hz=record.throttle_hz,
     )
