@@ -139,16 +139,32 @@ def test_task_api_end_to_end_through_loopback_model(
         recording = tmp_path / "model_replies.jsonl"
         node = spawn(
             # Under a namespace, as on a multi-robot system: ~/ topics follow the node.
-            [HARNESS_ROS, "node", "--config", str(config), "--record-model", str(recording)]
-            + ["--ros-args", "-r", "__ns:=/robot1"],
+            [
+                HARNESS_ROS,
+                "node",
+                "--config",
+                str(config),
+                "--record-model",
+                str(recording),
+                "--ros-args",
+                "-r",
+                "__ns:=/robot1",
+            ],
             env,
             tmp_path / "node.log",
         )
         processes.append(node)
 
         task = subprocess.run(
-            [HARNESS_ROS, "task", "compute the Fibonacci sequence of order 5", "--timeout", "90"]
-            + ["--node", "/robot1/harness"],
+            [
+                HARNESS_ROS,
+                "task",
+                "compute the Fibonacci sequence of order 5",
+                "--timeout",
+                "90",
+                "--node",
+                "/robot1/harness",
+            ],
             env=env,
             capture_output=True,
             text=True,
