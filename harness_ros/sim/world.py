@@ -164,9 +164,14 @@ class World:
         if not 0.0 <= slip_probability <= 1.0:
             msg = f"slip_probability must be in [0, 1], got {slip_probability!r}"
             raise ValueError(msg)
+        self.slip_probability = slip_probability
+        self.version = 0
+        self._load(spec, seed)
+
+    def _load(self, spec: WorldSpec, seed: int) -> None:
+        """The initial state of ``spec``: robot at its start pose, objects on their surfaces."""
         self.spec = spec
         self.seed = seed
-        self.slip_probability = slip_probability
         robot = spec.robot
         self.pose = Pose2D(robot.x, robot.y, _wrap(robot.yaw))
         self.holding: str | None = None
@@ -176,10 +181,20 @@ class World:
         }
         self.active: Activity | None = None
         self.history: list[dict[str, Any]] = []
-        self.version = 0
         self._rngs = {o.id: random.Random(f"{seed}:{o.id}") for o in spec.objects}
         self._blockers = tuple(b for b in spec.boxes)
         self._occluders = tuple(b for b in spec.boxes if b.kind != "surface")
+
+    def reset(self, spec: WorldSpec | None = None, *, seed: int | None = None) -> None:
+        """Back to the initial state of ``spec`` (default: the current spec) with ``seed``
+        (default: the current seed), as a new ``World`` would start. ``version`` keeps
+        increasing, so whoever watches it sees the change. Raises ``RuntimeError`` while
+        an activity runs: its action would finish in a world that no longer exists."""
+        if self.active is not None:
+            msg = f"cannot reset the world while {self.active.action} is running; cancel it first"
+            raise RuntimeError(msg)
+        self._load(spec if spec is not None else self.spec, self.seed if seed is None else seed)
+        self.version += 1
 
     # -- queries -------------------------------------------------------------------
 

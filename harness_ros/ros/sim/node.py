@@ -7,7 +7,10 @@ Publishes (relative names, so a namespace or remapping moves them):
     sim/ground_truth       std_msgs/String JSON (World.ground_truth()), reliable +
                            transient local: late joiners get the latest state
 Serves harness_sim_msgs actions sim/navigate_to, sim/pick_object, sim/place_object
-with feedback and cancellation. Sensor topics are reliable, keep-last 1: they match
+with feedback and cancellation, and ``~/reset`` (std_srvs/Trigger): back to the initial
+state of the world named by the ``world`` parameter, with the ``seed`` and
+``slip_probability`` parameters as they are now (set them first, then call it;
+refused while an action runs). Sensor topics are reliable, keep-last 1: they match
 best-effort and reliable subscribers alike. Frames are re-rendered only when the
 world changed; otherwise the last frames go out again with fresh stamps.
 """
@@ -35,6 +38,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image, LaserScan
 from std_msgs.msg import Header, String
+from std_srvs.srv import Trigger
 
 from harness_ros.errors import ConfigError, HarnessError
 from harness_ros.sim.render import CAMERA_MOUNTS, Renderer
@@ -126,6 +130,9 @@ class SimRobotNode(Node):
             self._action_server(PickObject, "sim/pick_object", self._pick, actions),
             self._action_server(PlaceObject, "sim/place_object", self._place, actions),
         ]
+        self._reset_srv = self.create_service(
+            Trigger, "~/reset", self._on_reset, callback_group=MutuallyExclusiveCallbackGroup()
+        )
         self._publish_state()
         self.get_logger().info(
             f"sim_robot ready: world {spec.name!r}, seed {self.config.seed}, "
@@ -133,14 +140,19 @@ class SimRobotNode(Node):
         )
 
     def _read_parameters(self) -> SimNodeConfig:
+        # dynamic_typing: rclpy would refuse `-p time_scale:=2` (an integer for a double)
+        # with an exception from inside declare_parameter; pydantic checks the types
+        # instead, accepts an int for a float and names every bad parameter on one line.
         values: dict[str, Any] = {}
         for name, field in SimNodeConfig.model_fields.items():
-            descriptor = ParameterDescriptor(description=_DESCRIPTIONS[name])
+            descriptor = ParameterDescriptor(description=_DESCRIPTIONS[name], dynamic_typing=True)
             values[name] = self.declare_parameter(name, field.default, descriptor).value
         try:
             return SimNodeConfig.model_validate(values)
         except ValidationError as err:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc']))}:={e['input']!r}: {e['msg']}" for e in err.errors()
+            )
             raise ConfigError(f"Invalid sim_robot parameters: {problems}") from None
 
     def _action_server(
@@ -162,6 +174,38 @@ class SimRobotNode(Node):
             cancel_callback=lambda _handle: CancelResponse.ACCEPT,
             callback_group=group,
         )
+
+    # -- reset -------------------------------------------------------------------------
+
+    def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        response.success, response.message = self._reset()
+        if response.success:
+            self._publish_state()
+        self.get_logger().info(f"reset: {response.message}")
+        return response
+
+    def _reset(self) -> tuple[bool, str]:
+        """Re-read ``world``, ``seed`` and ``slip_probability`` and restart the world from them."""
+        values = {name: self.get_parameter(name).value for name in ("world", "seed", "slip_probability")}
+        try:
+            config = SimNodeConfig.model_validate({**self.config.model_dump(), **values})
+            spec = world_spec_by_name(config.world)
+        except ValidationError as err:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc']))}:={e['input']!r}: {e['msg']}" for e in err.errors()
+            )
+            return False, f"invalid sim_robot parameters: {problems}"
+        except ConfigError as err:
+            return False, str(err)
+        with self._lock:
+            try:
+                self._world.reset(spec, seed=config.seed)
+            except RuntimeError as err:
+                return False, str(err)
+            self._world.slip_probability = config.slip_probability
+            version = self._world.version
+        self.config = config
+        return True, f"world {spec.name!r} ({config.world}), seed {config.seed}, version {version}"
 
     # -- actions -----------------------------------------------------------------------
 
@@ -276,9 +320,16 @@ class SimRobotNode(Node):
         self._last_state_time = time.monotonic()
 
     def destroy_node(self) -> None:
-        self._stopping.set()
-        for server in self._servers:
+        # rclpy's context shutdown also calls this on a node whose __init__ failed half-way
+        # (a bad parameter, an unknown world): stop and destroy only what was built.
+        stopping: threading.Event | None = getattr(self, "_stopping", None)
+        if stopping is not None:
+            stopping.set()
+        for server in getattr(self, "_servers", ()):
             server.destroy()
+        reset_srv = getattr(self, "_reset_srv", None)
+        if reset_srv is not None:
+            self.destroy_service(reset_srv)
         super().destroy_node()
 
 
