@@ -28,7 +28,19 @@ from harness_ros.demo.decide import POLICY_LABEL
 from harness_ros.demo.scenarios import DEMO_TASKS, DemoTask
 from harness_ros.errors import HarnessError
 
-__all__ = ["DemoOptions", "TaskOutcome", "default_workdir", "run_demo"]
+__all__ = [
+    "ROS_ENV_KEYS",
+    "ChildProcess",
+    "DemoOptions",
+    "TaskOutcome",
+    "child_env",
+    "default_workdir",
+    "is_scripted",
+    "node_command",
+    "run_demo",
+    "scoped_environ",
+    "sim_command",
+]
 
 Write = Callable[[str], None]
 
@@ -42,6 +54,8 @@ _ROS_ENV_KEYS = (
     "ROS_LOG_DIR",
 )
 """What this process needs too: the task client joins the same private domain."""
+ROS_ENV_KEYS = _ROS_ENV_KEYS
+_CLI = (sys.executable, "-m", "harness_ros.cli")
 
 
 def _write_stdout(text: str) -> None:
@@ -87,7 +101,64 @@ class TaskOutcome:
 
 
 # ---------------------------------------------------------------------- processes
-class _Child:
+def is_scripted(model: str | None) -> bool:
+    """Whether decisions come from the scripted demo policy (no model, or ``harness_demo/...``)."""
+    return model is None or model.startswith(DEMO_MODEL.split("/", 1)[0] + "/")
+
+
+def child_env(domain: int, log_dir: Path, model: str | None) -> dict[str, str]:
+    """This process's environment for a sim or node child on a private localhost domain."""
+    env = dict(os.environ)
+    env.update(
+        ROS_DOMAIN_ID=str(domain),
+        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+        FASTDDS_BUILTIN_TRANSPORTS="LARGE_DATA",
+        ROS_LOG_DIR=str(log_dir),
+        PYTHONUNBUFFERED="1",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+    )
+    if model is not None:
+        # HARNESS_MODEL wins over model.model inside the node: keep them the same.
+        env["HARNESS_MODEL"] = model
+    else:
+        env.pop("HARNESS_MODEL", None)
+    return env
+
+
+def sim_command(sim_speed: float, *, seed: int = 0) -> list[str]:
+    """``harness-ros sim`` at ``sim_speed`` with small (320x240) camera images."""
+    return [
+        *_CLI, "sim", "--seed", str(seed), "--ros-args",
+        "-p", f"time_scale:={float(sim_speed)!r}",
+        "-p", "image_width:=320", "-p", "image_height:=240",
+    ]  # fmt: skip
+
+
+def node_command(
+    config: Path,
+    *,
+    memory: Path,
+    runs: Path,
+    model: str | None = None,
+    api_base: str | None = None,
+    record: Path | None = None,
+    parameters: Mapping[str, str] | None = None,
+) -> list[str]:
+    """``harness-ros node`` with its memory and run folders (and more ROS parameters)."""
+    node = [*_CLI, "node", "--config", str(config)]
+    if record is not None:
+        node += ["--record", str(record)]
+    node += ["--ros-args", "-p", f"memory.dir:={memory}", "-p", f"harness.runs_dir:={runs}"]
+    if model is not None:
+        node += ["-p", f"model.model:={model}"]
+    if api_base is not None:
+        node += ["-p", f"model.api_base:={api_base}"]
+    for name, value in (parameters or {}).items():
+        node += ["-p", f"{name}:={value}"]
+    return node
+
+
+class ChildProcess:
     """One child process with its output in a log file; stopped with SIGINT, then SIGKILL."""
 
     def __init__(self, name: str, argv: Sequence[str], env: Mapping[str, str], log: Path) -> None:
@@ -131,8 +202,11 @@ class _Child:
         return how
 
 
+_Child = ChildProcess
+
+
 @contextlib.contextmanager
-def _environ(values: Mapping[str, str]) -> Iterator[None]:
+def scoped_environ(values: Mapping[str, str]) -> Iterator[None]:
     """Set environment variables for this process (rclpy reads them at init), then restore."""
     saved = {key: os.environ.get(key) for key in values}
     os.environ.update(values)
@@ -144,6 +218,9 @@ def _environ(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+_environ = scoped_environ
 
 
 # ---------------------------------------------------------------------- the demo
@@ -179,40 +256,21 @@ class DemoRunner:
 
     @property
     def scripted(self) -> bool:
-        return self.options.model is None or self.options.model.startswith(DEMO_MODEL.split("/", 1)[0] + "/")
+        return is_scripted(self.options.model)
 
     def _env(self, domain: int) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(
-            ROS_DOMAIN_ID=str(domain),
-            ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-            FASTDDS_BUILTIN_TRANSPORTS="LARGE_DATA",
-            ROS_LOG_DIR=str(self.logs / "ros"),
-            PYTHONUNBUFFERED="1",
-            LITELLM_LOCAL_MODEL_COST_MAP="True",
-        )
-        if self.options.model is not None:
-            # HARNESS_MODEL wins over model.model inside the node: keep them the same.
-            env["HARNESS_MODEL"] = self.options.model
-        else:
-            env.pop("HARNESS_MODEL", None)
-        return env
+        return child_env(domain, self.logs / "ros", self.options.model)
 
     def _start(self, env: Mapping[str, str], config: Path) -> None:
-        cli = [sys.executable, "-m", "harness_ros.cli"]
-        sim = [
-            *cli, "sim", "--seed", "0", "--ros-args",
-            "-p", f"time_scale:={float(self.options.sim_speed)!r}",
-            "-p", "image_width:=320", "-p", "image_height:=240",
-        ]  # fmt: skip
-        node = [*cli, "node", "--config", str(config)]
-        if self.options.record:
-            node += ["--record", str(self.recording)]
-        node += ["--ros-args", "-p", f"memory.dir:={self.memory}", "-p", f"harness.runs_dir:={self.runs}"]
-        if self.options.model is not None:
-            node += ["-p", f"model.model:={self.options.model}"]
-        if self.options.api_base is not None:
-            node += ["-p", f"model.api_base:={self.options.api_base}"]
+        sim = sim_command(self.options.sim_speed)
+        node = node_command(
+            config,
+            memory=self.memory,
+            runs=self.runs,
+            model=self.options.model,
+            api_base=self.options.api_base,
+            record=self.recording if self.options.record else None,
+        )
         self.children.append(_Child("sim", sim, env, self.logs / "sim.log"))
         self.children.append(_Child("harness node", node, env, self.logs / "node.log"))
 
