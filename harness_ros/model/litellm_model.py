@@ -9,6 +9,7 @@ escapes is an ``LLMError`` naming provider, model and cause.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
@@ -49,7 +50,7 @@ def _ensure_demo_provider(litellm: Any) -> None:
         if any(item.get("provider") == "harness_demo" for item in litellm.custom_provider_map or []):
             return
         try:
-            from harness_ros.demo import policy
+            policy = importlib.import_module("harness_ros.demo.policy")
         except ImportError as err:
             msg = f"Model {DEMO_PREFIX}...: the demo policy (harness_ros.demo.policy) is not available: {err}"
             raise LLMError(msg) from None
