@@ -361,6 +361,8 @@ def load_config(path: str | Path) -> HarnessConfig:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise ConfigError(f"Invalid configuration ({path}): not valid YAML: {err}") from None
+    except RecursionError:
+        raise ConfigError(f"Invalid configuration ({path}): YAML nests too deeply") from None
     if data is None:
         data = {}
     config = config_from_dict(data, base_dir=path.resolve().parent, origin=str(path))

@@ -40,6 +40,8 @@ class SectionedDocument:
 
     def __init__(self, text: str) -> None:
         self.lines: list[str] = text.splitlines(keepends=True)
+        self.open_fence: str | None = None
+        """The marker of a code fence left open at the end of the file (operator text)."""
         self.sections: list[_Section] = self._split()
 
     def _split(self) -> list[_Section]:
@@ -50,8 +52,8 @@ class SectionedDocument:
             if fence_match:
                 marker = fence_match.group(1)
                 if fence is None:
-                    fence = marker[0]
-                elif marker[0] == fence:
+                    fence = marker
+                elif marker[0] == fence[0] and len(marker) >= len(fence):
                     fence = None
                 continue
             if fence is not None:
@@ -59,6 +61,7 @@ class SectionedDocument:
             heading = _HEADING.match(line.rstrip("\r\n"))
             if heading:
                 starts.append((normalize_heading(heading.group(2)), index, len(heading.group(1))))
+        self.open_fence = fence
         sections: list[_Section] = []
         for position, (key, start, level) in enumerate(starts):
             end = starts[position + 1][1] if position + 1 < len(starts) else len(self.lines)
@@ -115,6 +118,10 @@ class SectionedDocument:
             insert_at = self._new_section_position(name, order)
             new_lines = [f"## {name}{newline}", *new_lines]
         self._close_line(insert_at - 1)
+        if insert_at == len(self.lines) and self.open_fence is not None:
+            # Appending after an operator's unclosed code fence would hide the entries
+            # inside it: close the fence first (an insertion, like every other write).
+            new_lines = [f"{self.open_fence}{newline}", *new_lines]
         self.lines[insert_at:insert_at] = new_lines
         self.sections = self._split()
 

@@ -81,7 +81,7 @@ def _parse_arguments(raw: Any) -> tuple[str, dict[str, Any] | None]:
     text = raw if isinstance(raw, str) else ""
     try:
         value = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError, huge ints, absurd nesting
         return text, None
     return text, value if isinstance(value, dict) else None
 

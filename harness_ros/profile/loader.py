@@ -128,6 +128,23 @@ class _Document:
         return "\n".join(kept)
 
 
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def _has_unclosed_fence(content: str) -> bool:
+    fence: str | None = None
+    for line in content.split("\n"):
+        match = _FENCE.match(line)
+        if not match:
+            continue
+        marker = match.group(1)
+        if fence is None:
+            fence = marker
+        elif marker[0] == fence[0] and len(marker) >= len(fence):
+            fence = None
+    return fence is not None
+
+
 def _parse_views(content: str) -> tuple[tuple[str, ...], list[str]]:
     """View names from a comma-, newline- or bullet-separated list; problems for bad entries."""
     where = f"Perception Configuration / {MODEL_VISIBLE_VIEWS_ITEM}"
@@ -196,6 +213,9 @@ def parse_embodiment_profile(text: str, path: Path) -> EmbodimentProfile:
                 problems.append(f"missing item: {section} / {item}{hint}")
             elif not contents[item]:
                 problems.append(f"missing item content: {section} / {item}")
+            elif _has_unclosed_fence(contents[item]):
+                # Rendered in canonical order, an open fence would swallow the items after it.
+                problems.append(f"unclosed code fence in item content: {section} / {item}")
     problems.extend(duplicates)
 
     views: tuple[str, ...] = ()

@@ -290,7 +290,10 @@ def _convert_basic(typename: str, value: Any, where: str) -> Any:
     if typename in _FLOATS:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise FieldError(f"field {where!r}: expected a number ({typename}), got {_kind(value)}")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            raise FieldError(f"field {where!r}: {value} does not fit a {typename}") from None
         if typename == "float" and math.isfinite(value) and abs(value) > _FLOAT32_MAX:
             raise FieldError(f"field {where!r}: {value} does not fit a float32")
         return value

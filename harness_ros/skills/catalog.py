@@ -114,6 +114,8 @@ def _split_frontmatter(text: str, skill_file: Path) -> tuple[dict[str, Any], str
         data = yaml.safe_load("\n".join(lines[1:index]))
     except yaml.YAMLError as err:
         raise _invalid(skill_file, f"frontmatter is not valid YAML: {err}") from None
+    except RecursionError:  # pathological nesting: a clear error, not a crash
+        raise _invalid(skill_file, "frontmatter nests too deeply to be valid YAML") from None
     if not isinstance(data, dict):
         raise _invalid(skill_file, "frontmatter must be a YAML mapping with name and description")
     return data, "\n".join(lines[index + 1 :]).strip()

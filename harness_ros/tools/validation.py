@@ -6,6 +6,7 @@ argument path and what is wrong with it, never a Python traceback.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -14,6 +15,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
+from referencing.exceptions import Unresolvable
 
 from harness_ros.errors import ToolError
 from harness_ros.tools.contracts import ToolSpec
@@ -39,6 +41,10 @@ def format_path(parts: Iterable[Any]) -> str:
     return text or "<arguments>"
 
 
+_UNUSABLE_SCHEMA_ERRORS = (Unresolvable, ValueError, ArithmeticError, RecursionError)
+"""What jsonschema raises (instead of reporting) for unresolvable refs and absurd numbers."""
+
+
 def check_spec(spec: ToolSpec) -> None:
     """Reject a spec the model or the safety hooks could not use (raised at start-up)."""
     name = spec.name
@@ -58,6 +64,10 @@ def check_spec(spec: ToolSpec) -> None:
     except SchemaError as err:
         msg = f"tool {name!r}: input_schema is not a valid JSON Schema: {err.message}"
         raise ToolError(msg) from None
+    try:  # a $ref that resolves nowhere only fails when used: probe once at start-up
+        list(validator_for(schema, default=Draft202012Validator)(schema).iter_errors({}))
+    except _UNUSABLE_SCHEMA_ERRORS as err:
+        raise ToolError(f"tool {name!r}: input_schema cannot be used: {err}") from None
     if spec.evaluated and not (spec.post_condition or "").strip():
         raise ToolError(f"tool {name!r} is evaluated but has no post_condition")
     # A misspelt argument name would silently switch the translation clamp off.
@@ -90,7 +100,15 @@ class ArgumentValidator:
                 f"invalid arguments for {self._name!r}: expected a JSON object, "
                 f"got {type(arguments).__name__}"
             )
-        errors = sorted(self._validator.iter_errors(arguments), key=_error_order)
+        bad_number = _non_finite_path(arguments)
+        if bad_number is not None:
+            return f"invalid arguments for {self._name!r}: {bad_number}: not a finite number"
+        try:
+            errors = sorted(self._validator.iter_errors(arguments), key=_error_order)
+        except _UNUSABLE_SCHEMA_ERRORS as err:
+            # An unresolvable $ref or a number the schema arithmetic cannot handle: refuse
+            # the call (fail closed) with a reason, never raise into the harness.
+            return f"invalid arguments for {self._name!r}: cannot be validated ({type(err).__name__}: {err})"
         if not errors:
             return None
         # One problem per argument path is enough for the model to fix the call.
@@ -102,6 +120,23 @@ class ArgumentValidator:
         more = len(details) - _MAX_REPORTED_ERRORS
         suffix = f" (and {more} more)" if more > 0 else ""
         return f"invalid arguments for {self._name!r}: {shown}{suffix}"
+
+
+def _non_finite_path(value: Any, path: str = "") -> str | None:
+    """Path of the first NaN or infinity: JSON Schema ranges do not exclude them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "<root>"
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _non_finite_path(item, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def _error_order(err: ValidationError) -> tuple[str, str]:
