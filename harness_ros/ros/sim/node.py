@@ -13,6 +13,11 @@ state of the world named by the ``world`` parameter, with the ``seed`` and
 refused while an action runs). Sensor topics are reliable, keep-last 1: they match
 best-effort and reliable subscribers alike. Frames are re-rendered only when the
 world changed; otherwise the last frames go out again with fresh stamps.
+
+Each period is split into slots (front | torso + depth | wrist | scan + ground truth),
+published ``1 / (rate_hz * 4)`` apart: a burst of all four images (845 KB at 320x240)
+overflows Fast DDS's shared-memory segment, which then recycles the first image before
+the subscriber has read it (bench/bench_sim_freshness.py: front 3.6/s, others 5/s).
 """
 
 from __future__ import annotations
@@ -50,6 +55,9 @@ __all__ = ["SimNodeConfig", "SimRobotNode", "main", "run_sim"]
 FRAME_IDS: dict[str, str] = {name: f"{name}_camera_optical_frame" for name in CAMERA_MOUNTS}
 DEPTH_CAMERA = "torso"
 SCAN_FRAME = "base_link"
+PUBLISH_SLOTS: tuple[tuple[str, ...], ...] = (("front",), ("torso", "depth"), ("wrist",), ("scan", "state"))
+"""What each slot of a period publishes. The torso camera and its depth share a slot
+(one stamp: an RGB-D pair); no slot holds two RGB frames."""
 
 
 class SimNodeConfig(BaseModel):
@@ -121,8 +129,11 @@ class SimRobotNode(Node):
         self._scan_pub = self.create_publisher(LaserScan, "sim/scan", _SENSOR_QOS)
         self._state_pub = self.create_publisher(String, "sim/ground_truth", _STATE_QOS)
 
+        self._slot = 0
         self._timer = self.create_timer(
-            1.0 / self.config.rate_hz, self._publish_sensors, callback_group=MutuallyExclusiveCallbackGroup()
+            1.0 / (self.config.rate_hz * len(PUBLISH_SLOTS)),
+            self._publish_slot,
+            callback_group=MutuallyExclusiveCallbackGroup(),
         )
         actions = ReentrantCallbackGroup()
         self._servers = [
@@ -268,21 +279,24 @@ class SimRobotNode(Node):
 
     # -- publishing --------------------------------------------------------------------
 
-    def _publish_sensors(self) -> None:
-        header = Header(stamp=self.get_clock().now().to_msg())
-        with self._lock:
-            if self._world.version != self._rendered_version:
-                self._render()
-        for name, publisher in self._image_pubs.items():
-            frame = self._frames[name]
-            frame.header.stamp = header.stamp
-            publisher.publish(frame)
-        depth = self._frames["depth"]
-        depth.header.stamp = header.stamp
-        self._depth_pub.publish(depth)
-        self._scan.header.stamp = header.stamp
-        self._scan_pub.publish(self._scan)
-        self._publish_state()
+    def _publish_slot(self) -> None:
+        """Publish the next slot of the period; a period starts with a render if the world changed."""
+        slot, self._slot = self._slot, (self._slot + 1) % len(PUBLISH_SLOTS)
+        if slot == 0:
+            with self._lock:
+                if self._world.version != self._rendered_version:
+                    self._render()
+        stamp = self.get_clock().now().to_msg()
+        for name in PUBLISH_SLOTS[slot]:
+            if name == "state":
+                self._publish_state()
+            elif name == "scan":
+                self._scan.header.stamp = stamp
+                self._scan_pub.publish(self._scan)
+            else:
+                frame = self._frames[name]
+                frame.header.stamp = stamp
+                (self._depth_pub if name == "depth" else self._image_pubs[name]).publish(frame)
 
     def _render(self) -> None:
         """Render every view of the current world into reusable messages (lock held)."""
