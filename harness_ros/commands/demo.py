@@ -9,8 +9,8 @@ is not a language model. Exit 0 when every task completed and its goal was verif
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
+
+from harness_ros.commands import _shared
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,40 +20,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--workdir",
-        type=Path,
-        help="where everything is written (default: ~/.ros/harness_ros/demo/<timestamp>)",
-    )
-    parser.add_argument(
-        "--model",
-        help="litellm model string (default: HARNESS_MODEL, else the scripted demo policy); "
-        "the API key comes from the provider's environment variable",
-    )
-    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server (with --model)")
+    _shared.add_workdir_option(parser, "demo")
+    _shared.add_model_options(parser, api_base_help="base URL of an OpenAI-compatible server (with --model)")
     parser.add_argument("--no-record", action="store_true", help="do not record a rosbag2")
     parser.add_argument("--tasks", type=int, default=2, metavar="N", help="run the first N tasks (1 or 2)")
-    parser.add_argument(
-        "--sim-speed",
-        type=float,
-        default=2.0,
-        metavar="X",
-        help="simulated seconds per wall-clock second while the robot moves (default 2)",
-    )
-    parser.add_argument(
-        "--task-timeout", type=float, default=300.0, metavar="S", help="give up on a task after S seconds"
-    )
-    parser.add_argument("--config", type=Path, help="harness config (default: the shipped config/sim.yaml)")
+    _shared.add_sim_run_options(parser, task_timeout_help="give up on a task after S seconds")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from harness_ros.demo.runner import DemoOptions, default_workdir, run_demo
 
-    model = args.model or os.environ.get("HARNESS_MODEL") or None
     options = DemoOptions(
         workdir=args.workdir if args.workdir is not None else default_workdir(),
-        model=model,
+        model=_shared.model_from(args),
         api_base=args.api_base,
         record=not args.no_record,
         tasks=args.tasks,

@@ -15,8 +15,8 @@ experience summaries by rule). Exit 0 when every episode ran, whatever the outco
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
+
+from harness_ros.commands import _shared
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,30 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--model",
-        help="litellm model string (default: HARNESS_MODEL, else the scripted demo policy); "
-        "the API key comes from the provider's environment variable",
+    _shared.add_model_options(
+        parser, api_base_help="base URL of an OpenAI-compatible server, e.g. a local one"
     )
-    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server, e.g. a local one")
     parser.add_argument("--episodes", type=int, default=6, metavar="N", help="episodes per arm (default 6)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="suite seed (default 0)")
-    parser.add_argument(
-        "--workdir",
-        type=Path,
-        help="where everything is written (default: ~/.ros/harness_ros/eval/<timestamp>)",
-    )
-    parser.add_argument(
-        "--sim-speed",
-        type=float,
-        default=2.0,
-        metavar="X",
-        help="simulated seconds per wall-clock second while the robot moves (default 2)",
-    )
-    parser.add_argument(
-        "--task-timeout", type=float, default=300.0, metavar="S", help="cancel a task after S seconds"
-    )
-    parser.add_argument("--config", type=Path, help="harness config (default: the shipped config/sim.yaml)")
+    _shared.add_workdir_option(parser, "eval")
+    _shared.add_sim_run_options(parser, task_timeout_help="cancel a task after S seconds")
     parser.set_defaults(handler=run)
 
 
@@ -58,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = EvalOptions(
         workdir=args.workdir if args.workdir is not None else default_workdir(),
-        model=args.model or os.environ.get("HARNESS_MODEL") or None,
+        model=_shared.model_from(args),
         api_base=args.api_base,
         episodes=args.episodes,
         seed=args.seed,

@@ -115,6 +115,9 @@ class _RosTool:
     """What action and service tools share: the spec and reading a result message."""
 
     kind = ""
+    """The server, as failures name it."""
+    _unsent = ""
+    """What had not happened yet when the operator cancelled while waiting for the server."""
 
     def __init__(self, node: Node, binding: ToolBinding, request_class: type, result_class: type) -> None:
         self._node = node
@@ -174,11 +177,33 @@ class _RosTool:
     def _endpoint(self) -> str:
         raise NotImplementedError
 
-    def _build_request(self, arguments: dict[str, Any]) -> Any:
+    def _server_ready(self) -> bool:
+        """Whether the server is in the graph (a graph query, no spinning needed)."""
+        raise NotImplementedError
+
+    def _send(self, request: Any, cancel: CancelToken, feedback: FeedbackSink | None) -> dict[str, Any]:
+        """Send the built ``request`` to the ready server; the envelope of its outcome."""
+        raise NotImplementedError
+
+    def execute(
+        self,
+        arguments: dict[str, Any],
+        *,
+        cancel: CancelToken,
+        feedback: FeedbackSink | None = None,
+    ) -> dict[str, Any]:
+        """Build the request, wait (bounded) for the server, then ``_send``."""
         try:
-            return fill_message(self._request_class, arguments)
+            request = fill_message(self._request_class, arguments)
         except FieldError as err:
-            raise _BadArgumentsError(f"invalid arguments for {self.spec.name!r}: {err}") from None
+            return failure(f"invalid arguments for {self.spec.name!r}: {err}")
+        wait_s = self._binding.server_wait_s
+        waited = _wait_until(self._server_ready, wait_s, cancel)
+        if waited is _Wait.CANCELLED:
+            return failure(f"cancelled by operator before {self._unsent}")
+        if waited is _Wait.TIMEOUT:
+            return failure(f"{self.kind} {self._endpoint()!r} not available after {_secs(wait_s)} s")
+        return self._send(request, cancel, feedback)
 
     def _reason_text(self, result: Any) -> str:
         if self._message_field is None:
@@ -206,10 +231,6 @@ class _RosTool:
             feedback(self.spec.name, jsonable)
         except Exception as err:  # noqa: BLE001 - a faulty sink must not kill the executor thread
             self._logger.warning(f"feedback sink of tool {self.spec.name!r} failed: {err!r}")
-
-
-class _BadArgumentsError(Exception):
-    pass
 
 
 class _GoalRun:
@@ -267,6 +288,7 @@ class ActionTool(_RosTool):
     """A tool that sends one goal to an action server and reports its outcome."""
 
     kind = "action server"
+    _unsent = "the goal was sent"
 
     def __init__(
         self, node: Node, binding: ToolBinding, *, callback_group: CallbackGroup | None = None
@@ -290,26 +312,11 @@ class ActionTool(_RosTool):
         if self._client in self._node.waitables:
             self._node.remove_waitable(self._client)
 
-    def execute(
-        self,
-        arguments: dict[str, Any],
-        *,
-        cancel: CancelToken,
-        feedback: FeedbackSink | None = None,
-    ) -> dict[str, Any]:
-        try:
-            goal = self._build_request(arguments)
-        except _BadArgumentsError as err:
-            return failure(str(err))
-        binding = self._binding
-        waited = _wait_until(self._client.server_is_ready, binding.server_wait_s, cancel)
-        if waited is _Wait.CANCELLED:
-            return failure("cancelled by operator before the goal was sent")
-        if waited is _Wait.TIMEOUT:
-            return failure(
-                f"action server {self._name!r} not available after {_secs(binding.server_wait_s)} s"
-            )
+    def _server_ready(self) -> bool:
+        return bool(self._client.server_is_ready())
 
+    def _send(self, goal: Any, cancel: CancelToken, feedback: FeedbackSink | None) -> dict[str, Any]:
+        binding = self._binding
         sent = time.monotonic()
         deadline = sent + binding.timeout_s
         accept_s = min(binding.accept_timeout_s, binding.timeout_s)
@@ -419,6 +426,7 @@ class ServiceTool(_RosTool):
     the tool stops waiting and says the server may still act."""
 
     kind = "service"
+    _unsent = "the call was made"
 
     def __init__(
         self, node: Node, binding: ToolBinding, *, callback_group: CallbackGroup | None = None
@@ -436,24 +444,11 @@ class ServiceTool(_RosTool):
     def destroy(self) -> None:
         self._node.destroy_client(self._client)
 
-    def execute(
-        self,
-        arguments: dict[str, Any],
-        *,
-        cancel: CancelToken,
-        feedback: FeedbackSink | None = None,
-    ) -> dict[str, Any]:
-        try:
-            request = self._build_request(arguments)
-        except _BadArgumentsError as err:
-            return failure(str(err))
-        binding = self._binding
-        waited = _wait_until(self._client.service_is_ready, binding.server_wait_s, cancel)
-        if waited is _Wait.CANCELLED:
-            return failure("cancelled by operator before the call was made")
-        if waited is _Wait.TIMEOUT:
-            return failure(f"service {self._name!r} not available after {_secs(binding.server_wait_s)} s")
+    def _server_ready(self) -> bool:
+        return bool(self._client.service_is_ready())
 
+    def _send(self, request: Any, cancel: CancelToken, feedback: FeedbackSink | None) -> dict[str, Any]:
+        binding = self._binding
         run_id = uuid.uuid4().hex
         future = self._client.call_async(request)
         waited = _wait(_future_done_event(future), time.monotonic() + binding.timeout_s, cancel)

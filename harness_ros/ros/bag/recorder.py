@@ -30,6 +30,7 @@ from std_msgs.msg import String
 
 from harness_ros.errors import BagError, ConfigError
 from harness_ros.events import HarnessEvent
+from harness_ros.ros.graph_check import expected_topics
 
 if TYPE_CHECKING:
     from rclpy.node import Node
@@ -98,19 +99,9 @@ def _referenced_types(spec: Any) -> list[str]:
 
 
 def recorded_topics(config: HarnessConfig) -> dict[str, str]:
-    """Sensor topic -> type string for the configured observations."""
-    obs = config.observations
-    topics: dict[str, str] = {}
-    for view in obs.views.values():
-        topics[view.topic] = "sensor_msgs/msg/CompressedImage" if view.compressed else "sensor_msgs/msg/Image"
-    if obs.depth is not None:
-        topics[obs.depth.topic] = "sensor_msgs/msg/Image"
-    if obs.clearance is not None:
-        if obs.clearance.scan_topic is not None:
-            topics[obs.clearance.scan_topic] = "sensor_msgs/msg/LaserScan"
-        for topic in (obs.clearance.range_topics or {}).values():
-            topics[topic] = "sensor_msgs/msg/Range"
-    return topics
+    """Sensor topic -> type string for the configured observations: the topics the
+    start-up graph check expects."""
+    return expected_topics(config)
 
 
 class _Throttle:
