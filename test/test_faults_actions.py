@@ -6,13 +6,9 @@ cancel confirmation), never hang; a goal to a restarted server must then succeed
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,46 +16,15 @@ import pytest
 pytest.importorskip("rclpy")
 pytest.importorskip("test_msgs")
 
+from support.processes import ServerProcess
+from support.spinning_node import spinning_node
+
 from harness_ros.config import ToolBinding
 from harness_ros.tools.contracts import CancelToken
 
 pytestmark = pytest.mark.ros
 
-SERVERS = Path(__file__).resolve().parent / "support" / "action_servers.py"
 TIMEOUT_S = 3.0
-
-
-class Server:
-    """test/support/action_servers.py in its own process; lines of its output are queued."""
-
-    def __init__(self, behaviour: str, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, str(SERVERS), behaviour],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            with self._changed:
-                self.lines.append(line.strip())
-                self._changed.notify_all()
-
-    def wait_for_line(self, text: str, timeout_s: float) -> bool:
-        with self._changed:
-            return self._changed.wait_for(lambda: text in self.lines, timeout=timeout_s)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
 
 
 def status_publishers(node: Any) -> set[bytes]:
@@ -81,20 +46,8 @@ def wait_for(condition: Any, timeout_s: float) -> bool:
 
 @pytest.fixture
 def client_node(ros_context: Any) -> Iterator[Any]:
-    from rclpy.executors import MultiThreadedExecutor
-    from rclpy.node import Node
-
-    node = Node("fault_tool_client", context=ros_context)
-    executor = MultiThreadedExecutor(context=ros_context)
-    executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
-    try:
+    with spinning_node(ros_context, "fault_tool_client") as node:
         yield node
-    finally:
-        executor.remove_node(node)
-        executor.shutdown(timeout_sec=2.0)
-        node.destroy_node()
 
 
 def test_action_server_killed_mid_goal_fails_within_timeout_then_restart_works(
@@ -113,7 +66,7 @@ def test_action_server_killed_mid_goal_fails_within_timeout_then_restart_works(
         }
     )
     tool = ActionTool(client_node, binding)
-    slow = Server("slow", ros_env)
+    slow = ServerProcess("slow", ros_env)
     servers = [slow]
     try:
         assert tool._client.wait_for_server(timeout_sec=15.0), "action server not discovered"
@@ -142,7 +95,7 @@ def test_action_server_killed_mid_goal_fails_within_timeout_then_restart_works(
         assert result["run_id"]  # the accepted goal is named in the failure
         assert outcome["elapsed"] <= TIMEOUT_S + _CANCEL_WAIT_S + 1.0
 
-        restarted = Server("succeed", ros_env)
+        restarted = ServerProcess("succeed", ros_env)
         servers.append(restarted)
         assert restarted.wait_for_line("serving (succeed)", 15.0), restarted.lines
         # The dead server's endpoints linger in the graph until their lease expires, so

@@ -7,12 +7,9 @@ harness node does, and the tools are executed from the test thread.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,36 +17,16 @@ import pytest
 pytest.importorskip("rclpy")
 pytest.importorskip("test_msgs")
 
+from support.processes import ServerProcess
+from support.spinning_node import spinning_node
+
 from harness_ros.config import ToolBinding
 from harness_ros.errors import ToolError
 from harness_ros.tools.contracts import CancelToken
 
 pytestmark = pytest.mark.ros
 
-SERVERS = Path(__file__).resolve().parent / "support" / "action_servers.py"
 DISCOVERY_S = 10.0
-
-
-class ServerProcess:
-    def __init__(self, behaviour: str, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, str(SERVERS), behaviour],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.output = ""
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(subprocess.signal.SIGINT)
-        try:
-            self.output, _ = self.proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.output, _ = self.proc.communicate()
-        return self.output
 
 
 @pytest.fixture
@@ -68,20 +45,8 @@ def servers(ros_env: dict[str, str]) -> Iterator[Callable[[str], ServerProcess]]
 
 @pytest.fixture
 def node(ros_context: Any) -> Iterator[Any]:
-    from rclpy.executors import MultiThreadedExecutor
-    from rclpy.node import Node
-
-    client = Node("tool_test_client", context=ros_context)
-    executor = MultiThreadedExecutor(context=ros_context)
-    executor.add_node(client)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
-    try:
+    with spinning_node(ros_context, "tool_test_client") as client:
         yield client
-    finally:
-        executor.shutdown(timeout_sec=2.0)
-        client.destroy_node()
-        spinner.join(timeout=2.0)
 
 
 def binding(**fields: Any) -> ToolBinding:
@@ -90,6 +55,11 @@ def binding(**fields: Any) -> ToolBinding:
         base.update(action="/fibonacci", type="test_msgs/action/Fibonacci")
     base.update(fields)
     return ToolBinding.model_validate(base)
+
+
+def service_binding(**fields: Any) -> ToolBinding:
+    """A binding to the /basic test_msgs/srv/BasicTypes service of action_servers.py."""
+    return binding(name="basic", service="/basic", type="test_msgs/srv/BasicTypes", **fields)
 
 
 def ready(tool: Any) -> Any:
@@ -193,11 +163,7 @@ def test_timeout_cancels_the_goal_then_operator_cancel(node: Any, servers: Any) 
     assert result["reason"] == "cancelled by operator; goal cancelled"
 
     # A service call cannot be cancelled: the tool stops waiting and says so.
-    service = ready(
-        ServiceTool(
-            node, binding(name="basic", service="/basic", type="test_msgs/srv/BasicTypes", timeout_s=0.5)
-        )
-    )
+    service = ready(ServiceTool(node, service_binding(timeout_s=0.5)))
     started = time.monotonic()
     result = service.execute({}, cancel=CancelToken())
     assert result == {
@@ -244,18 +210,7 @@ def test_service_success_and_reported_failure(node: Any, servers: Any) -> None:
     from harness_ros.ros.ros_tools import ServiceTool
 
     servers("succeed")
-    tool = ready(
-        ServiceTool(
-            node,
-            binding(
-                name="basic",
-                service="/basic",
-                type="test_msgs/srv/BasicTypes",
-                success_field="bool_value",
-                message_field="string_value",
-            ),
-        )
-    )
+    tool = ready(ServiceTool(node, service_binding(success_field="bool_value", message_field="string_value")))
     assert tool.spec.input_schema["properties"]["int8_value"]["minimum"] == -128
     result = tool.execute({"string_value": "hello", "uint16_value": 7}, cancel=CancelToken())
     assert result["success"] is True, result
@@ -269,18 +224,7 @@ def test_service_failure_uses_the_message_field(node: Any, servers: Any) -> None
     from harness_ros.ros.ros_tools import ServiceTool
 
     servers("fail")
-    tool = ready(
-        ServiceTool(
-            node,
-            binding(
-                name="basic",
-                service="/basic",
-                type="test_msgs/srv/BasicTypes",
-                success_field="bool_value",
-                message_field="string_value",
-            ),
-        )
-    )
+    tool = ready(ServiceTool(node, service_binding(success_field="bool_value", message_field="string_value")))
     result = tool.execute({}, cancel=CancelToken())
     assert result["success"] is False
     assert result["reason"] == "gripper jammed"
@@ -293,12 +237,7 @@ def test_build_ros_tools_rejects_bad_bindings(node: Any) -> None:
         node,
         [
             binding(),
-            binding(
-                name="basic",
-                service="/basic",
-                type="test_msgs/srv/BasicTypes",
-                required_arguments=["int8_value"],
-            ),
+            service_binding(required_arguments=["int8_value"]),
         ],
     )
     assert [type(t) for t in tools] == [ActionTool, ServiceTool]

@@ -24,36 +24,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=20.0, help="messages per second per topic")
     args = parser.parse_args(argv)
 
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
-    from rclpy.qos import qos_profile_sensor_data
-
-    try:
-        with rclpy.init():
-            node = rclpy.create_node("fault_sensor_publisher")
-            chosen = [
-                (msg, topic) for msg, topic in frame_publisher._build_messages() if topic in args.topics
-            ]
-            unknown = set(args.topics) - {topic for _, topic in chosen}
-            if unknown:
-                print(f"unknown topics {sorted(unknown)}", file=sys.stderr)
-                return 2
-            outgoing = [
-                (msg, node.create_publisher(type(msg), topic, qos_profile_sensor_data))
-                for msg, topic in chosen
-            ]
-
-            def publish() -> None:
-                stamp = node.get_clock().now().to_msg()
-                for msg, publisher in outgoing:
-                    msg.header.stamp = stamp
-                    publisher.publish(msg)
-
-            node.create_timer(1.0 / args.rate, publish)
-            print("publishing", flush=True)
-            rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    chosen = [(msg, topic) for msg, topic in frame_publisher._build_messages() if topic in args.topics]
+    unknown = set(args.topics) - {topic for _, topic in chosen}
+    if unknown:
+        print(f"unknown topics {sorted(unknown)}", file=sys.stderr)
+        return 2
+    frame_publisher.publish_until_shutdown(
+        "fault_sensor_publisher", chosen, rate=args.rate, stamp_age_s=0.0, ready="publishing"
+    )
     return 0
 
 

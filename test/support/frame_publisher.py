@@ -121,12 +121,11 @@ def _build_messages() -> list[tuple[Any, str]]:
     return messages
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=float, default=10.0, help="messages per second per topic")
-    parser.add_argument("--stamp-age", type=float, default=0.0, help="stamps this many seconds old")
-    args = parser.parse_args(argv)
-
+def publish_until_shutdown(
+    node_name: str, messages: Sequence[tuple[Any, str]], *, rate: float, stamp_age_s: float, ready: str
+) -> None:
+    """Publish ``messages`` at ``rate`` Hz with stamps ``stamp_age_s`` behind the node's
+    clock; print ``ready`` once the publishers exist; spin until interrupted."""
     import rclpy
     from rclpy.duration import Duration
     from rclpy.executors import ExternalShutdownException
@@ -134,11 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         with rclpy.init():
-            node = rclpy.create_node("frame_publisher")
-            stamp_age = Duration(nanoseconds=int(args.stamp_age * 1e9))
+            node = rclpy.create_node(node_name)
+            stamp_age = Duration(nanoseconds=int(stamp_age_s * 1e9))
             outgoing = [
                 (msg, node.create_publisher(type(msg), topic, qos_profile_sensor_data))
-                for msg, topic in _build_messages()
+                for msg, topic in messages
             ]
 
             def publish() -> None:
@@ -147,11 +146,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                     msg.header.stamp = stamp
                     publisher.publish(msg)
 
-            node.create_timer(1.0 / args.rate, publish)
-            print("frame_publisher: publishing", flush=True)
+            node.create_timer(1.0 / rate, publish)
+            print(ready, flush=True)
             rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=10.0, help="messages per second per topic")
+    parser.add_argument("--stamp-age", type=float, default=0.0, help="stamps this many seconds old")
+    args = parser.parse_args(argv)
+    publish_until_shutdown(
+        "frame_publisher",
+        _build_messages(),
+        rate=args.rate,
+        stamp_age_s=args.stamp_age,
+        ready="frame_publisher: publishing",
+    )
     return 0
 
 
