@@ -775,3 +775,64 @@ def test_a_tool_that_ignores_cancel_is_abandoned_after_the_grace_period(
     result = of(events, EventType.TOOL_RESULT)[0].data["result"]
     assert result["success"] is False
     assert "did not return after cancellation" in result["reason"]
+
+
+def test_closing_the_event_stream_mid_tool_cancels_the_tool() -> None:
+    # A consumer that stops reading (the node failing to publish, say) must not leave a
+    # robot goal running unwatched: the tool's CancelToken fires.
+    started, stopped = threading.Event(), threading.Event()
+
+    @tool(description="Drives until cancelled.", physical=True)
+    def drive_on(cancel: CancelToken, feedback: Any) -> dict[str, Any]:
+        started.set()
+        feedback("drive_on", {"progress": 0.1})
+        if cancel.wait(10.0):
+            stopped.set()
+        return success(stopped=stopped.is_set())
+
+    harness = Harness(model=ScriptedModel([reply(call("drive_on")), final("never")]), tools=[drive_on])
+    stream = harness.run("drive")
+    for event in stream:  # the generator pauses at a feedback event while the tool runs
+        if event.type is EventType.TOOL_FEEDBACK:
+            break
+    assert started.is_set()
+    stream.close()
+    assert stopped.wait(2.0), "closing the stream must cancel the running tool"
+    assert not harness.busy
+
+
+def test_server_readiness_is_awaited_before_the_safety_hooks() -> None:
+    # The clearance the base-motion filter reads must be the last thing before the goal:
+    # a tool's server wait happens first, and a server that never came means no hook runs.
+    order: list[str] = []
+
+    @tool(description="Drive.", physical=True, base_motion=True)
+    def drive() -> dict[str, Any]:
+        order.append("execute")
+        return success(moved=True)
+
+    class Hook:
+        name = "recording_hook"
+
+        def before_execution(
+            self, spec: ToolSpec, arguments: dict[str, Any], observation: Any
+        ) -> HookDecision:
+            order.append("hook")
+            return HookDecision(HookAction.PASS, hook=self.name)
+
+    def ready(cancel: CancelToken) -> str | None:
+        order.append("ready")
+        return None
+
+    drive.wait_until_ready = ready  # type: ignore[attr-defined]
+    model = ScriptedModel([reply(call("drive")), final("done")])
+    events = run_all(Harness(model=model, tools=[drive], hooks=[Hook()]))
+    assert order == ["ready", "hook", "execute"]
+    assert done(events).data["status"] == "completed"
+
+    order.clear()
+    drive.wait_until_ready = lambda cancel: "action server '/drive' not available after 2 s"  # type: ignore[attr-defined]
+    model = ScriptedModel([reply(call("drive")), final("gave up")])
+    events = run_all(Harness(model=model, tools=[drive], hooks=[Hook()]))
+    assert order == []
+    assert of(events, EventType.TOOL_RESULT)[0].data["result"]["reason"].startswith("action server '/drive'")

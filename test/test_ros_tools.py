@@ -195,6 +195,19 @@ def test_missing_servers_fail_within_their_wait(node: Any) -> None:
         assert 0.5 <= time.monotonic() - started < 1.5
 
 
+def test_base_motion_does_not_wait_for_its_server(node: Any) -> None:
+    # The safety filter read clearance just before execute(): waiting seconds for a server
+    # would send the goal on an old reading, so base motion fails at once instead.
+    from harness_ros.ros.ros_tools import ActionTool
+
+    tool = ActionTool(node, binding(action="/nobody_drives", server_wait_s=5.0, base_motion=True))
+    started = time.monotonic()
+    result = tool.execute({}, cancel=CancelToken())
+    assert time.monotonic() - started < 0.5
+    assert result["success"] is False
+    assert "base motion does not wait for its server" in result["reason"]
+
+
 def test_invalid_arguments_fail_before_any_server_is_needed(node: Any) -> None:
     from harness_ros.ros.ros_tools import ActionTool
 

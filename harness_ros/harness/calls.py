@@ -95,6 +95,14 @@ class ToolCallRunner:
         arguments = dict(call.arguments)
         yield emit(EventType.TOOL_CALL, {"tool": spec.name, "call_id": call.id, "arguments": arguments})
 
+        # A tool whose server may be slow to appear waits for it here, before the hooks:
+        # the base-motion filter's clearance reading must be the last thing before the goal.
+        wait_until_ready = getattr(tool, "wait_until_ready", None)
+        if wait_until_ready is not None:
+            problem = wait_until_ready(cancel)
+            if problem is not None:
+                return CallOutcome(failure(problem), arguments)
+
         arguments, decisions = run_hooks(self._hooks, spec, arguments, observation)
         for decision in decisions:
             yield emit(EventType.SAFETY, _decision_data(spec, decision))

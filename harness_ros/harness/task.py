@@ -100,7 +100,9 @@ class TaskRunner:
             yield self._start()
             end = yield from self._turns()
         except GeneratorExit:
-            # The consumer stopped reading: finish quietly (no more yields possible).
+            # The consumer stopped reading: stop the running tool (a goal must not go on
+            # unwatched), then finish quietly (no more yields possible).
+            self._active.token.cancel("the event consumer closed the task")
             self._finish(_End(TaskStatus.CANCELLED, "the event consumer closed the task"))
             raise
         except Exception as err:  # a harness fault ends the task, never the caller

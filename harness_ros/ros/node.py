@@ -271,9 +271,10 @@ class HarnessNode(LifecycleNode):
 
     def _run_task(self, instruction: str, task_id: str) -> None:
         self.get_logger().info(f"task {task_id} started: {instruction!r}")
-        status = "failed"
+        status = ""
+        harness = self._harness
         try:
-            for event in self._harness.run(instruction, task_id=task_id):
+            for event in harness.run(instruction, task_id=task_id):
                 self.publish_event(event)
                 if event.type is EventType.DONE:
                     status = str(event.data.get("status"))
@@ -281,19 +282,30 @@ class HarnessNode(LifecycleNode):
             self.publish_event(HarnessEvent(EventType.TASK_REJECTED, task_id, data={"reason": str(err)}))
         except Exception as err:  # noqa: BLE001  a harness bug must not take the node down
             self.get_logger().error(f"task {task_id} crashed: {type(err).__name__}: {err}")
-            self.publish_event(
-                HarnessEvent(
-                    EventType.DONE,
-                    task_id,
-                    data={"status": "failed", "report": "", "reason": f"internal error: {err}"},
+            # Stop whatever the task was doing on the robot before reporting.
+            harness.cancel(f"internal error: {err}")
+            if not status:
+                status = "failed"
+                self.publish_event(
+                    HarnessEvent(
+                        EventType.DONE,
+                        task_id,
+                        data={"status": "failed", "report": "", "reason": f"internal error: {err}"},
+                    )
                 )
-            )
         self.get_logger().info(f"task {task_id} ended: {status}")
 
     def publish_event(self, event: HarnessEvent) -> None:
-        self._events_pub.publish(String(data=event.to_json()))
+        """Publish on ~/events and feed the listeners; neither may break the running task."""
+        try:
+            self._events_pub.publish(String(data=event.to_json()))
+        except Exception as err:  # noqa: BLE001  e.g. the context is shutting down
+            self.get_logger().warning(f"cannot publish a {event.type.value} event: {err}")
         for listener in list(self.event_listeners):
-            listener(event)
+            try:
+                listener(event)
+            except Exception as err:  # noqa: BLE001  a recorder fault must not stop the robot task
+                self.get_logger().error(f"event listener {listener!r} failed: {type(err).__name__}: {err}")
 
     def _on_instruction(self, msg: String) -> None:
         instruction, task_id = parse_instruction(msg.data)

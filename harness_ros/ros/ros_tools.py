@@ -197,13 +197,30 @@ class _RosTool:
             request = fill_message(self._request_class, arguments)
         except FieldError as err:
             return failure(f"invalid arguments for {self.spec.name!r}: {err}")
+        if self.spec.base_motion:
+            # The harness waited for the server (wait_until_ready) BEFORE the safety filter
+            # read clearance; waiting here would send the goal on an old reading.
+            if not self._server_ready():
+                return failure(
+                    f"{self.kind} {self._endpoint()!r} not available; base motion does not wait for "
+                    "its server after the clearance check: retry once it is up"
+                )
+        else:
+            problem = self.wait_until_ready(cancel)
+            if problem is not None:
+                return failure(problem)
+        return self._send(request, cancel, feedback)
+
+    def wait_until_ready(self, cancel: CancelToken) -> str | None:
+        """Wait (bounded by ``server_wait_s``) for the server: None when it is there, else
+        the reason. The harness calls this before the pre-execution hooks."""
         wait_s = self._binding.server_wait_s
         waited = _wait_until(self._server_ready, wait_s, cancel)
         if waited is _Wait.CANCELLED:
-            return failure(f"cancelled by operator before {self._unsent}")
+            return f"cancelled by operator before {self._unsent}"
         if waited is _Wait.TIMEOUT:
-            return failure(f"{self.kind} {self._endpoint()!r} not available after {_secs(wait_s)} s")
-        return self._send(request, cancel, feedback)
+            return f"{self.kind} {self._endpoint()!r} not available after {_secs(wait_s)} s"
+        return None
 
     def _reason_text(self, result: Any) -> str:
         if self._message_field is None:
