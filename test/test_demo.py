@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import run_orchestrator
 
 from harness_ros.demo.decide import POLICY_LABEL
 from harness_ros.demo.lessons import PICK_OUT_OF_REACH_FAILURE
@@ -29,14 +30,7 @@ CLI = [sys.executable, "-m", "harness_ros.cli"]
 
 
 def _demo(workdir: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, "demo", "--workdir", str(workdir), *extra],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=150,
-        check=False,
-    )
+    return run_orchestrator([*CLI, "demo", "--workdir", str(workdir), *extra], env=env, timeout=150)
 
 
 def _runs(workdir: Path) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import run_orchestrator
 
 from harness_ros.demo.scenarios import parse_fetch_goal
 from harness_ros.evaluation_suite import (
@@ -277,13 +278,10 @@ def test_two_episode_scripted_eval_end_to_end(tmp_path: Path, ros_env: dict[str,
     import cv2
 
     workdir = tmp_path / "eval"
-    result = subprocess.run(
+    result = run_orchestrator(
         [*CLI, "eval", "--episodes", "2", "--workdir", str(workdir), "--sim-speed", "8"],
         env=ros_env,
-        capture_output=True,
-        text=True,
         timeout=170,
-        check=False,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert f"NOTE: {SCRIPTED_DISCLAIMER}" in result.stdout

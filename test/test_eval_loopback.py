@@ -7,13 +7,13 @@ call (100 tokens in, 10 out), so the token accounting can be checked against the
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import run_orchestrator
 
 from harness_ros.demo.policy import purpose_of, scripted_reply
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
@@ -36,7 +36,7 @@ def test_one_episode_eval_through_a_model_server_counts_tokens(
             sys.executable, "-m", "harness_ros.cli", "eval", "--episodes", "1", "--workdir", str(workdir),
             "--sim-speed", "8", "--model", "openai/loopback", "--api-base", server.url,
         ]  # fmt: skip
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=150, check=False)
+        result = run_orchestrator(command, env=env, timeout=150)
         purposes = Counter(purpose_of(r["messages"]) for r in server.requests)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "not a learning measurement" not in result.stdout.lower()

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 SERVERS = Path(__file__).resolve().parent / "action_servers.py"
 
@@ -68,3 +69,28 @@ class ServerProcess:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=10)
+
+
+def run_orchestrator(args: list[str], *, timeout: float, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run`` for commands that start children of their own (demo, eval).
+
+    On timeout it sends SIGINT first, so the command stops its sim and node itself
+    (a plain kill would leave them running on a ROS domain a later test may be given),
+    then fails the test with the tail of the output, which shows where it was stuck.
+    """
+    import pytest
+
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            try:
+                out, err = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+            pytest.fail(
+                f"{args[3:5]} timed out after {timeout:g} s; output tail:\n{out[-4000:]}\n{err[-2000:]}"
+            )
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
