@@ -204,6 +204,13 @@ class ToolBinding(_Model):
     direction_argument: str | None = Field(
         default=None, description="Argument naming forward/left/backward/right for the clamp."
     )
+    signed_distance: bool = Field(
+        default=False,
+        description=(
+            "The server reads a negative distance as the opposite direction; the safety filter then "
+            "rewrites it to the checked direction and a non-negative distance (false: refused)."
+        ),
+    )
     requires_approval: bool = Field(
         default=False, description="An operator must approve each call (no answer = denied)."
     )

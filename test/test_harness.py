@@ -426,7 +426,11 @@ def test_each_hook_outcome_is_a_safety_event(robot: Robot) -> None:
         FixedHook("shortener", HookDecision(HookAction.REWRITE, arguments={"distance_m": 0.2})),
     ]
     model = ScriptedModel([reply(call("drive", distance_m=3.0)), final("ok")])
-    events = run_all(Harness(model=model, tools=robot.tools, hooks=hooks))
+    # Hook mechanics only: the built-in clearance filter is switched off, by its loud name.
+    harness = Harness(
+        model=model, tools=robot.tools, hooks=hooks, unsafe_disable_base_motion_safety_filter=True
+    )
+    events = run_all(harness)
     safety = [(e.data["hook"], e.data["action"]) for e in of(events, EventType.SAFETY)]
     assert safety == [("watcher", "pass"), ("shortener", "rewrite")]
     assert robot.calls == [("drive", {"distance_m": 0.2, "direction": "forward"})]
@@ -826,13 +830,64 @@ def test_server_readiness_is_awaited_before_the_safety_hooks() -> None:
 
     drive.wait_until_ready = ready  # type: ignore[attr-defined]
     model = ScriptedModel([reply(call("drive")), final("done")])
-    events = run_all(Harness(model=model, tools=[drive], hooks=[Hook()]))
+    unsafe = {"unsafe_disable_base_motion_safety_filter": True}  # only the order is under test
+    events = run_all(Harness(model=model, tools=[drive], hooks=[Hook()], **unsafe))
     assert order == ["ready", "hook", "execute"]
     assert done(events).data["status"] == "completed"
 
     order.clear()
     drive.wait_until_ready = lambda cancel: "action server '/drive' not available after 2 s"  # type: ignore[attr-defined]
     model = ScriptedModel([reply(call("drive")), final("gave up")])
-    events = run_all(Harness(model=model, tools=[drive], hooks=[Hook()]))
+    events = run_all(Harness(model=model, tools=[drive], hooks=[Hook()], **unsafe))
     assert order == []
     assert of(events, EventType.TOOL_RESULT)[0].data["result"]["reason"].startswith("action server '/drive'")
+
+
+# ---------------------------------------------------------------------- safe by default
+def test_a_harness_built_directly_checks_clearance_before_base_motion(robot: Robot) -> None:
+    # Finding: Harness(...) without hooks ran base motion with no clearance check at all.
+    model = ScriptedModel([reply(call("drive", distance_m=0.5, direction="forward")), final("ok")])
+    events = run_all(Harness(model=model, tools=robot.tools))
+    result = of(events, EventType.TOOL_RESULT)[0].data["result"]
+    assert result["success"] is False
+    assert "no base clearance reading" in result["reason"]
+    assert robot.calls == []
+    # A pick is not base motion: the filter lets it through.
+    model = ScriptedModel([reply(call("look")), final("ok")])
+    run_all(Harness(model=model, tools=robot.tools))
+    assert robot.calls == [("look", {})]
+
+
+def test_the_default_filter_reads_the_harness_observation_source(robot: Robot) -> None:
+    class Source:
+        def now(self) -> float:
+            return 1.0
+
+        def observe(self) -> Observation:
+            return Observation(time=1.0, clearance=self.clearance())
+
+        def observe_after(self, after: float, timeout_s: float) -> Observation:
+            return self.observe()
+
+        def clearance(self) -> Clearance:
+            return Clearance(0.35, 3.0, 3.0, 3.0, stamp=1.0, age_s=0.01, stale=False)
+
+    model = ScriptedModel([reply(call("drive", distance_m=2.0, direction="forward")), final("ok")])
+    run_all(Harness(model=model, tools=robot.tools, observations=Source()))
+    assert robot.calls == [("drive", {"distance_m": 0.25, "direction": "forward"})]
+
+
+def test_disabling_the_filter_needs_the_loud_argument(robot: Robot, caplog: pytest.LogCaptureFixture) -> None:
+    model = ScriptedModel([reply(call("drive", distance_m=0.5, direction="forward")), final("ok")])
+    run_all(Harness(model=model, tools=robot.tools, unsafe_disable_base_motion_safety_filter=True))
+    assert robot.calls == [("drive", {"distance_m": 0.5, "direction": "forward"})]
+    assert "UNSAFE: the base-motion safety filter is disabled" in caplog.text
+
+
+@pytest.mark.parametrize("task_id", ["task-1\n", "task-1\r\n", "a/b", " task-1", "x" * 129])
+def test_task_ids_are_matched_in_full(robot: Robot, task_id: str) -> None:
+    # Finding: "task-1\n" passed the ``$``-anchored check and named a run folder with a newline.
+    harness = Harness(model=ScriptedModel([final("ok")]), tools=robot.tools)
+    with pytest.raises(TaskRejectedError, match="task id"):
+        harness.run("look around", task_id=task_id)
+    assert not harness.busy

@@ -95,32 +95,72 @@ def test_translation_is_clamped_to_clearance_minus_margin() -> None:
 
 
 def test_translation_is_clamped_to_max_translation() -> None:
-    decision = decide(TRANSLATE, {"distance_m": 5.0}, clearance(forward=10.0))
+    decision = decide(TRANSLATE, {"distance_m": 5.0, "direction": "forward"}, clearance(forward=10.0))
     assert decision.action is HookAction.REWRITE
-    assert decision.arguments == {"distance_m": 2.0}
+    assert decision.arguments == {"distance_m": 2.0, "direction": "forward"}
     assert "requested 5.000 m, admitted 2.000 m (max_translation_m is 2.00 m)" in decision.reason
 
 
 def test_clamp_never_exceeds_the_admissible_distance() -> None:
-    decision = decide(TRANSLATE, {"distance_m": 1.0}, clearance(forward=0.43379))
+    decision = decide(TRANSLATE, {"distance_m": 1.0, "direction": "forward"}, clearance(forward=0.43379))
     assert decision.arguments is not None
     assert decision.arguments["distance_m"] == 0.333
     assert decision.arguments["distance_m"] <= 0.43379 - 0.1
 
 
-def test_negative_distance_checks_the_opposite_side() -> None:
+SIGNED = ToolSpec(**{**TRANSLATE.__dict__, "signed_distance": True})
+SIGNED_NO_DIRECTION = ToolSpec(**{**SIGNED.__dict__, "direction_argument": None})
+
+
+def test_negative_distance_is_refused_unless_the_binding_declares_signed_distances() -> None:
+    # Finding: a wall ahead, free space behind; {-1.0, "forward"} passed and a server that
+    # drives |distance| toward ``direction`` hit the wall.
+    decision = decide(
+        TRANSLATE, {"distance_m": -1.0, "direction": "forward"}, clearance(forward=0.05, backward=5.0)
+    )
+    assert decision.action is HookAction.BLOCK
+    assert "must not be negative" in decision.reason
+
+
+def test_signed_distance_is_rewritten_to_the_checked_direction() -> None:
     # Forward is wide open; a negative distance drives backward into the 0.3 m gap.
-    decision = decide(TRANSLATE, {"distance_m": -1.0}, clearance(forward=5.0, backward=0.3))
+    decision = decide(
+        SIGNED, {"distance_m": -1.0, "direction": "forward"}, clearance(forward=5.0, backward=0.3)
+    )
     assert decision.action is HookAction.REWRITE
-    assert decision.arguments == {"distance_m": -0.2}
+    assert decision.arguments == {"distance_m": 0.2, "direction": "backward"}
     assert "translation backward clamped" in decision.reason
-    decision = decide(TRANSLATE, {"distance_m": -1.0, "direction": "left"}, clearance(left=0.2, right=0.5))
-    assert decision.arguments == {"distance_m": -0.4, "direction": "left"}
+    decision = decide(SIGNED, {"distance_m": -0.3, "direction": "left"}, clearance(left=0.2, right=0.5))
+    assert decision.action is HookAction.REWRITE
+    assert decision.arguments == {"distance_m": 0.3, "direction": "right"}
+    # Without a direction argument the sign is the direction: kept, magnitude clamped.
+    decision = decide(SIGNED_NO_DIRECTION, {"distance_m": -1.0}, clearance(forward=5.0, backward=0.3))
+    assert decision.arguments == {"distance_m": -0.2}
+
+
+def test_missing_direction_is_refused_when_the_binding_has_one() -> None:
+    decision = decide(TRANSLATE, {"distance_m": 0.5}, clearance())
+    assert decision.action is HookAction.BLOCK
+    assert "'direction' is missing" in decision.reason
+
+
+@pytest.mark.parametrize("spelling", ["back", "Back", "backwards\n", " BACKWARD "])
+def test_direction_spellings_are_rewritten_to_the_word_that_was_checked(spelling: str) -> None:
+    decision = decide(TRANSLATE, {"distance_m": 0.2, "direction": spelling}, clearance(backward=1.0))
+    assert decision.action is HookAction.REWRITE
+    assert decision.arguments == {"distance_m": 0.2, "direction": "backward"}
+
+
+@pytest.mark.parametrize("spelling", ["backward.", "b", "zurück", "forward backward", ""])
+def test_unrecognised_direction_spellings_are_refused(spelling: str) -> None:
+    decision = decide(TRANSLATE, {"distance_m": 0.2, "direction": spelling}, clearance())
+    assert decision.action is HookAction.BLOCK
+    assert "unknown direction" in decision.reason
 
 
 def test_integer_distance_stays_an_integer() -> None:
-    decision = decide(TRANSLATE, {"distance_m": 3}, clearance(forward=1.8))
-    assert decision.arguments == {"distance_m": 1}
+    decision = decide(TRANSLATE, {"distance_m": 3, "direction": "forward"}, clearance(forward=1.8))
+    assert decision.arguments == {"distance_m": 1, "direction": "forward"}
     assert isinstance(decision.arguments["distance_m"], int)
 
 
@@ -133,14 +173,14 @@ def test_translation_without_admissible_distance_is_blocked(free: float) -> None
 
 @pytest.mark.parametrize("free", [None, float("nan")])
 def test_translation_toward_unknown_clearance_is_blocked(free: float | None) -> None:
-    decision = decide(TRANSLATE, {"distance_m": 0.5}, clearance(forward=free))
+    decision = decide(TRANSLATE, {"distance_m": 0.5, "direction": "forward"}, clearance(forward=free))
     assert decision.action is HookAction.BLOCK
     assert "clearance forward is unknown" in decision.reason
 
 
 def test_infinite_clearance_is_bounded_by_max_translation() -> None:
-    decision = decide(TRANSLATE, {"distance_m": 9.0}, clearance(forward=float("inf")))
-    assert decision.arguments == {"distance_m": 2.0}
+    decision = decide(TRANSLATE, {"distance_m": 9.0, "direction": "forward"}, clearance(forward=float("inf")))
+    assert decision.arguments == {"distance_m": 2.0, "direction": "forward"}
 
 
 @pytest.mark.parametrize(
@@ -159,8 +199,9 @@ def test_malformed_translation_is_blocked(arguments: dict[str, Any], reason: str
 
 def test_direction_aliases_and_zero_distance() -> None:
     decision = decide(TRANSLATE, {"distance_m": 1.0, "direction": " Back "}, clearance(backward=0.6))
-    assert decision.arguments == {"distance_m": 0.5, "direction": " Back "}
-    assert decide(TRANSLATE, {"distance_m": 0}, clearance(forward=0.0)).action is HookAction.PASS
+    assert decision.arguments == {"distance_m": 0.5, "direction": "backward"}
+    zero = {"distance_m": 0, "direction": "forward"}
+    assert decide(TRANSLATE, zero, clearance(forward=0.0)).action is HookAction.PASS
 
 
 def test_stale_clearance_blocks_motion() -> None:
@@ -254,8 +295,8 @@ def test_rewrites_chain_in_order_and_a_block_stops_the_chain() -> None:
 def test_chain_without_block_returns_rewritten_arguments() -> None:
     reader = Reader(clearance(forward=0.6))
     hooks = [BaseMotionSafetyFilter(SAFETY, reader)]
-    final, decisions = run_hooks(hooks, TRANSLATE, {"distance_m": 2.0}, None)
-    assert final == {"distance_m": 0.5}
+    final, decisions = run_hooks(hooks, TRANSLATE, {"distance_m": 2.0, "direction": "forward"}, None)
+    assert final == {"distance_m": 0.5, "direction": "forward"}
     assert blocking_decision(decisions) is None
 
 

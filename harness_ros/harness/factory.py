@@ -83,4 +83,5 @@ def build_harness(
         post_execution_wait_s=config.observations.post_execution_wait_s,
         runs_dir=config.harness.runs_dir,
         context_window_tokens=config.model.context_window_tokens,
+        safety=config.safety,
     )

@@ -16,7 +16,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness_ros.config import EvaluatorConfig, HarnessLimits
+from harness_ros.config import EvaluatorConfig, HarnessLimits, SafetyConfig
 from harness_ros.errors import TaskRejectedError
 from harness_ros.evaluation import EvaluationGate, EvaluatorProtocol
 from harness_ros.events import EventType, HarnessEvent
@@ -24,9 +24,9 @@ from harness_ros.harness.calls import ToolCallRunner
 from harness_ros.harness.prompts import decide_prompt
 from harness_ros.harness.runlog import RunLog
 from harness_ros.harness.task import ActiveTask, TaskRunner
-from harness_ros.hooks import PreExecutionHook
+from harness_ros.hooks import BaseMotionSafetyFilter, PreExecutionHook
 from harness_ros.model.contracts import ChatModel
-from harness_ros.observation.contracts import ObservationSource
+from harness_ros.observation.contracts import Clearance, ObservationSource
 from harness_ros.tools import CancelToken, Tool, ToolRegistry, skill_tools
 
 if TYPE_CHECKING:
@@ -38,7 +38,8 @@ __all__ = ["Harness", "new_task_id"]
 
 logger = logging.getLogger(__name__)
 
-_TASK_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_TASK_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+"""Matched in full: a task id names a run folder, so ``$``'s trailing-newline match is not enough."""
 
 
 def new_task_id() -> str:
@@ -67,6 +68,8 @@ class Harness:
         runs_dir: Path | None = None,
         system_prompt: str | None = None,
         context_window_tokens: int = 128_000,
+        safety: SafetyConfig | None = None,
+        unsafe_disable_base_motion_safety_filter: bool = False,
     ) -> None:
         self.model = model
         self.memory = memory
@@ -91,7 +94,13 @@ class Harness:
         self.gate = (
             EvaluationGate(evaluator, max_segments=config.max_segments) if evaluator is not None else None
         )
-        self.hooks = tuple(hooks)
+        self.hooks = _with_base_motion_filter(
+            tuple(hooks),
+            self.registry,
+            observations,
+            safety if safety is not None else SafetyConfig(),
+            disabled=unsafe_disable_base_motion_safety_filter,
+        )
         self.calls = ToolCallRunner(
             self.registry,
             hooks=self.hooks,
@@ -119,7 +128,7 @@ class Harness:
         if not isinstance(instruction, str) or not instruction.strip():
             raise TaskRejectedError("the instruction is empty")
         task_id = task_id or new_task_id()
-        if not _TASK_ID.match(task_id) or task_id in {".", ".."}:
+        if not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id) or task_id in {".", ".."}:
             raise TaskRejectedError(f"task id {task_id!r} must match {_TASK_ID.pattern}")
         with self._lock:
             if self._active is not None:
@@ -157,6 +166,36 @@ class Harness:
         with self._lock:
             if self._active is active:
                 self._active = None
+
+
+def _no_clearance() -> Clearance | None:
+    return None
+
+
+def _with_base_motion_filter(
+    hooks: tuple[PreExecutionHook, ...],
+    registry: ToolRegistry,
+    observations: ObservationSource | None,
+    safety: SafetyConfig,
+    *,
+    disabled: bool,
+) -> tuple[PreExecutionHook, ...]:
+    """Safe by default: a harness with a base-motion tool always checks clearance.
+
+    The filter goes last, right before execution (approvals may take a while). Without an
+    observation source there is no clearance reading, so base motion is blocked.
+    """
+    has_base_motion = any(spec.base_motion for spec in registry.specs())
+    if not has_base_motion or any(isinstance(hook, BaseMotionSafetyFilter) for hook in hooks):
+        return hooks
+    if disabled:
+        logger.warning(
+            "UNSAFE: the base-motion safety filter is disabled "
+            "(unsafe_disable_base_motion_safety_filter=True): base motion runs without a clearance check"
+        )
+        return hooks
+    read = observations.clearance if observations is not None else _no_clearance
+    return (*hooks, BaseMotionSafetyFilter(safety, read))
 
 
 class _EventStream(Iterator[HarnessEvent]):

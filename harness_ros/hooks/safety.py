@@ -89,15 +89,27 @@ class BaseMotionSafetyFilter:
         distance = arguments[key]
         if isinstance(distance, bool) or not isinstance(distance, int | float) or not math.isfinite(distance):
             return _block(f"base motion blocked: {key!r} must be a finite number of metres, got {distance!r}")
-        direction = self._direction(spec, arguments)
-        if direction is None:
-            raw = arguments.get(spec.direction_argument or "")
+        direction, problem = self._direction(spec, arguments)
+        if problem is not None:
+            return _block(f"base motion blocked: {problem}")
+        assert direction is not None
+        if distance < 0 and not spec.signed_distance:
+            # A server may read |distance| toward ``direction`` or the sign as the opposite
+            # way: refusing is the only reading that cannot move the base unchecked.
             return _block(
-                f"base motion blocked: unknown direction {raw!r}; use one of {', '.join(DIRECTIONS)}"
+                f"base motion blocked: {key!r} must not be negative ({distance!r}); "
+                f"give a positive distance and the direction to move"
             )
+        heading = direction if distance >= 0 else _OPPOSITE[direction]
+        # What the server receives is exactly what was checked: the canonical direction
+        # word, and with a direction argument a non-negative distance toward ``heading``.
+        checked = dict(arguments)
+        if spec.direction_argument is not None:
+            checked[spec.direction_argument] = heading
+            if distance < 0:
+                checked[key] = -distance
         if distance == 0:
-            return HookDecision(HookAction.PASS, hook=self.name)
-        heading = direction if distance > 0 else _OPPOSITE[direction]
+            return self._pass_or_rewrite(arguments, checked, "")
         free = clearance.get(heading)
         if free is None or math.isnan(free):
             return _block(f"base motion blocked: clearance {heading} is unknown")
@@ -110,7 +122,7 @@ class BaseMotionSafetyFilter:
         limit = min(admissible, self._max_translation_m)
         requested = abs(float(distance))
         if requested <= limit:
-            return HookDecision(HookAction.PASS, hook=self.name)
+            return self._pass_or_rewrite(arguments, checked, "")
         # Round down (to the millimetre, or the metre for integer arguments) so the rewrite
         # never exceeds the admissible distance and keeps the argument's JSON type. The tiny
         # slack absorbs float noise such as 0.3 - 0.1 = 0.19999999999999998.
@@ -123,20 +135,36 @@ class BaseMotionSafetyFilter:
             why = f"{free:.2f} m free {heading} minus {self._margin_m:.2f} m margin"
         else:
             why = f"max_translation_m is {self._max_translation_m:.2f} m"
-        signed = math.copysign(admitted, distance)
-        rewritten = {**arguments, key: int(signed) if isinstance(distance, int) else signed}
+        magnitude = math.copysign(admitted, checked[key])
+        checked[key] = int(magnitude) if isinstance(distance, int) else magnitude
         reason = (
             f"translation {heading} clamped: requested {requested:.3f} m, admitted {admitted:.3f} m ({why})"
         )
-        return HookDecision(HookAction.REWRITE, arguments=rewritten, reason=reason, hook=self.name)
+        return HookDecision(HookAction.REWRITE, arguments=checked, reason=reason, hook=self.name)
+
+    def _pass_or_rewrite(
+        self, original: dict[str, Any], checked: dict[str, Any], reason: str
+    ) -> HookDecision:
+        if checked == original and all(type(checked[k]) is type(original[k]) for k in original):
+            return HookDecision(HookAction.PASS, hook=self.name)
+        return HookDecision(
+            HookAction.REWRITE,
+            arguments=checked,
+            reason=reason or "translation arguments rewritten to the checked direction and distance",
+            hook=self.name,
+        )
 
     @staticmethod
-    def _direction(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
-        if spec.direction_argument is None or spec.direction_argument not in arguments:
-            return "forward"
+    def _direction(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[str | None, str | None]:
+        """(canonical direction, None) or (None, why it is refused)."""
+        if spec.direction_argument is None:
+            # No direction argument: the tool translates along its own forward axis.
+            return "forward", None
+        if spec.direction_argument not in arguments:
+            return None, f"{spec.direction_argument!r} is missing; use one of {', '.join(DIRECTIONS)}"
         raw = arguments[spec.direction_argument]
-        if not isinstance(raw, str):
-            return None
-        word = raw.strip().lower()
-        word = _ALIASES.get(word, word)
-        return word if word in DIRECTIONS else None
+        word = raw.strip().lower() if isinstance(raw, str) else None
+        word = _ALIASES.get(word, word) if word is not None else None
+        if word not in DIRECTIONS:
+            return None, f"unknown direction {raw!r}; use one of {', '.join(DIRECTIONS)}"
+        return word, None

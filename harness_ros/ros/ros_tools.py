@@ -138,6 +138,7 @@ class _RosTool:
             base_motion=binding.base_motion,
             distance_argument=binding.distance_argument,
             direction_argument=binding.direction_argument,
+            signed_distance=binding.signed_distance,
             requires_approval=binding.requires_approval,
             timeout_s=binding.timeout_s,
         )

@@ -36,6 +36,8 @@ class ToolSpec:
     base_motion: bool = False
     distance_argument: str | None = None
     direction_argument: str | None = None
+    signed_distance: bool = False
+    """A negative distance means the opposite direction (else the safety filter refuses it)."""
     requires_approval: bool = False
     timeout_s: float | None = None
 
