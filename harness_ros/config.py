@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -29,11 +31,15 @@ __all__ = [
     "RecordConfig",
     "SafetyConfig",
     "SkillsConfig",
+    "TaskApiConfig",
     "ToolBinding",
     "ViewTopic",
     "config_from_flat",
     "flatten_config",
+    "is_read_only_parameter",
     "load_config",
+    "parameter_defaults",
+    "parameter_descriptions",
 ]
 
 DEMO_MODEL = "harness_demo/scripted"
@@ -271,6 +277,17 @@ class RecordConfig(_Model):
         return value
 
 
+class TaskApiConfig(_Model):
+    """Bounds on what clients may send to the node (instructions, revisions, cancels, approvals)."""
+
+    max_message_bytes: int = Field(
+        default=16_384, ge=256, le=1_048_576, description="Larger client messages are refused unparsed."
+    )
+    max_json_depth: int = Field(
+        default=8, ge=2, le=64, description="JSON payloads nesting deeper than this are refused."
+    )
+
+
 class HarnessConfig(_Model):
     """Everything harness_ros reads at start-up."""
 
@@ -286,6 +303,7 @@ class HarnessConfig(_Model):
     evaluator: EvaluatorConfig = Field(default_factory=EvaluatorConfig)
     safety: SafetyConfig = Field(default_factory=SafetyConfig)
     record: RecordConfig = Field(default_factory=RecordConfig)
+    task_api: TaskApiConfig = Field(default_factory=TaskApiConfig)
     graph_check_timeout_s: float = Field(default=5.0, ge=0, description="Start-up wait for the ROS graph.")
     strict_graph: bool = Field(default=False, description="Refuse to activate when the graph check fails.")
 
@@ -402,6 +420,86 @@ def flatten_config(config: HarnessConfig) -> dict[str, Any]:
     return flat
 
 
+READ_ONLY_PARAMETER_PREFIXES: tuple[str, ...] = (
+    "config_file",
+    "safety.",
+    "tools",
+    "observations.clearance",
+    "task_api.",
+)
+"""Safety-relevant ROS parameters: set at start-up (YAML, params file, launch), never at run time.
+
+The safety limits, the tool bindings (their ``base_motion``, ``requires_approval`` and
+``signed_distance`` flags), the clearance source and the client-message bounds are
+what stands between the model and the robot; a ``set_parameters`` call followed by a
+lifecycle re-configure must not be able to weaken them.
+"""
+
+
+def is_read_only_parameter(key: str) -> bool:
+    return any(key == prefix.rstrip(".") or key.startswith(prefix) for prefix in READ_ONLY_PARAMETER_PREFIXES)
+
+
+def _leaf_fields(prefix: str, model: type[BaseModel]) -> Iterator[tuple[str, Any]]:
+    """(dotted key, pydantic FieldInfo) of every parameter of ``model``, optional sections included."""
+    for name, info in model.model_fields.items():
+        if info.exclude:
+            continue
+        key = f"{prefix}{name}"
+        annotation = info.annotation
+        options = (
+            [a for a in get_args(annotation) if a is not type(None)]
+            if get_origin(annotation)
+            in (
+                Union,
+                UnionType,
+            )
+            else [annotation]
+        )
+        inner = options[0] if len(options) == 1 else None
+        if key in YAML_STRING_KEYS:
+            yield key, info
+        elif isinstance(inner, type) and issubclass(inner, BaseModel):
+            yield from _leaf_fields(f"{key}.", inner)
+        elif get_origin(inner) is dict and get_origin(get_args(inner)[0]) is Literal:
+            for literal in get_args(get_args(inner)[0]):
+                yield f"{key}.{literal}", info
+        else:
+            yield key, info
+
+
+def parameter_descriptions() -> dict[str, str]:
+    """Dotted key -> description (shown by ``ros2 param describe``)."""
+    return {key: info.description or "" for key, info in _leaf_fields("", HarnessConfig)}
+
+
+def parameter_defaults(config: HarnessConfig) -> dict[str, Any]:
+    """Every dotted key of the model with ``config``'s value; ``""`` means unset.
+
+    Keys of optional sections that ``config`` leaves out (``observations.depth.topic``...)
+    are declared too, as unset, so a params file alone can set them.
+    """
+    declared: dict[str, Any] = {key: "" for key, _ in _leaf_fields("", HarnessConfig)}
+    for key, value in flatten_config(config).items():
+        if value is None and any(other.startswith(f"{key}.") for other in declared):
+            continue  # an absent optional section: its leaves stay unset
+        declared[key] = "" if value is None else value
+    return declared
+
+
+def _prune_empty(node: dict[str, Any]) -> None:
+    for key in list(node):
+        child = node[key]
+        if isinstance(child, dict) and not isinstance(child, _YamlValue):
+            _prune_empty(child)
+            if not child:
+                del node[key]
+
+
+class _YamlValue(dict):  # type: ignore[type-arg]
+    """A mapping parsed from a YAML-text parameter: kept even when empty."""
+
+
 def config_from_flat(flat: dict[str, Any], *, base_dir: Path, origin: str) -> HarnessConfig:
     """Inverse of ``flatten_config``: dotted keys (ROS parameters) to a validated config.
 
@@ -423,5 +521,7 @@ def config_from_flat(flat: dict[str, Any], *, base_dir: Path, origin: str) -> Ha
                 raise ConfigError(
                     f"Invalid configuration ({origin}): {dotted}: not valid YAML: {err}"
                 ) from None
-        node[parts[-1]] = value
+        node[parts[-1]] = _YamlValue(value) if isinstance(value, dict) else value
+    # Sections whose every key is unset (a params file that does not use depth) are absent.
+    _prune_empty(data)
     return config_from_dict(data, base_dir=base_dir, origin=origin)

@@ -18,6 +18,7 @@ __all__ = ["EventType", "HarnessEvent", "TaskStatus"]
 class EventType(str, Enum):
     TASK_STARTED = "task_started"
     TASK_REJECTED = "task_rejected"
+    REQUEST_REFUSED = "request_refused"
     REVISION = "revision"
     TURN = "turn"
     OBSERVATION = "observation"

@@ -60,7 +60,6 @@ def follow_task(
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from std_msgs.msg import String
-    from std_srvs.srv import Trigger
 
     from harness_ros.ros.node import EVENTS_QOS
 
@@ -68,18 +67,26 @@ def follow_task(
     done = threading.Event()
     outcome: dict[str, Any] = {}
 
+    started = threading.Event()
+
     def on_event(msg: String) -> None:
         try:
             event = json.loads(msg.data)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return
-        if event.get("task_id") != task_id:
+        if not isinstance(event, dict) or event.get("task_id") != task_id:
+            return
+        kind = event.get("type")
+        if kind == "task_rejected" and started.is_set():
+            # Our task is running: a rejection under its id is about someone else's request.
             return
         printer(event)
-        if event.get("type") == "done":
+        if kind == "task_started":
+            started.set()
+        elif kind == "done":
             outcome.update(event.get("data") or {})
             done.set()
-        elif event.get("type") == "task_rejected":
+        elif kind == "task_rejected":
             outcome.update({"status": "rejected", **(event.get("data") or {})})
             done.set()
 
@@ -100,10 +107,12 @@ def follow_task(
         try:
             node.create_subscription(String, f"{base}/events", on_event, EVENTS_QOS)
             publisher = node.create_publisher(String, f"{base}/instruction", 10)
-            cancel = node.create_client(Trigger, f"{base}/cancel")
+            cancel = node.create_publisher(String, f"{base}/cancel_task", 10)
             connected = spin_until(
                 lambda: (
-                    publisher.get_subscription_count() > 0 and node.count_publishers(f"{base}/events") > 0
+                    publisher.get_subscription_count() > 0
+                    and cancel.get_subscription_count() > 0
+                    and node.count_publishers(f"{base}/events") > 0
                 ),
                 time.monotonic() + connect_timeout_s,
             )
@@ -115,9 +124,12 @@ def follow_task(
             publisher.publish(String(data=json.dumps({"instruction": instruction, "task_id": task_id})))
             if not spin_until(done.is_set, time.monotonic() + timeout_s):
                 print(f"timed out after {timeout_s:.0f} s; cancelling the task", file=sys.stderr)
-                if cancel.wait_for_service(timeout_sec=2.0):
-                    future = cancel.call_async(Trigger.Request())
-                    spin_until(future.done, time.monotonic() + 5.0)
+                # Addressed by id: this cancels our task, never one another client started since.
+                request = {
+                    "task_id": task_id,
+                    "reason": f"harness-ros task timed out after {timeout_s:.0f} s",
+                }
+                cancel.publish(String(data=json.dumps(request)))
                 spin_until(done.is_set, time.monotonic() + 10.0)
                 outcome.setdefault("status", "timeout")
         finally:

@@ -8,7 +8,6 @@ task worker thread). ``cancel()`` and ``revise()`` may be called from any thread
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 import uuid
@@ -27,6 +26,7 @@ from harness_ros.harness.task import ActiveTask, TaskRunner
 from harness_ros.hooks import BaseMotionSafetyFilter, PreExecutionHook
 from harness_ros.model.contracts import ChatModel
 from harness_ros.observation.contracts import Clearance, ObservationSource
+from harness_ros.task_api import TASK_ID_PATTERN
 from harness_ros.tools import CancelToken, Tool, ToolRegistry, skill_tools
 
 if TYPE_CHECKING:
@@ -38,8 +38,8 @@ __all__ = ["Harness", "new_task_id"]
 
 logger = logging.getLogger(__name__)
 
-_TASK_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-"""Matched in full: a task id names a run folder, so ``$``'s trailing-newline match is not enough."""
+# Matched in full: a task id names a run folder, so ``$``'s trailing-newline match is not enough.
+_TASK_ID = TASK_ID_PATTERN
 
 
 def new_task_id() -> str:

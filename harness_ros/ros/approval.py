@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from harness_ros.task_api import ClientMessageError, MessageLimits
+from harness_ros.task_api import parse_json_object as parse_bounded_json_object
+
 if TYPE_CHECKING:
     from rclpy.callback_groups import CallbackGroup
     from rclpy.node import Node
@@ -58,12 +61,12 @@ def decision_json(request_id: str, approved: bool) -> str:
     return json.dumps({"request_id": request_id, "approved": approved})
 
 
-def parse_json_object(text: str) -> dict[str, Any] | None:
+def parse_json_object(text: str, limits: MessageLimits | None = None) -> dict[str, Any] | None:
+    """A bounded JSON object, or None for anything else (too big, too deep, not JSON)."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        return parse_bounded_json_object(text, limits)
+    except ClientMessageError:
         return None
-    return value if isinstance(value, dict) else None
 
 
 @dataclass
@@ -77,8 +80,11 @@ class _Pending:
 class RosApprovalProvider:
     """ApprovalProvider answered by an operator over ROS (see the module docstring)."""
 
-    def __init__(self, node: Node, *, callback_group: CallbackGroup | None = None) -> None:
+    def __init__(
+        self, node: Node, *, callback_group: CallbackGroup | None = None, limits: MessageLimits | None = None
+    ) -> None:
         self._node = node
+        self._limits = limits or MessageLimits()
         self._lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
         self._publisher = node.create_publisher(String, f"~/{REQUESTS_TOPIC}", REQUESTS_QOS)
@@ -124,7 +130,13 @@ class RosApprovalProvider:
         self._publisher.publish(String(data=json.dumps(body, default=str, ensure_ascii=False)))
 
     def _on_decision(self, msg: String) -> None:
-        decision = parse_json_object(msg.data)
+        try:
+            self._decide(msg)
+        except Exception as err:  # noqa: BLE001  a client message must never stop the executor
+            self._node.get_logger().error(f"approval decision refused: {type(err).__name__}: {err}")
+
+    def _decide(self, msg: String) -> None:
+        decision = parse_json_object(msg.data, self._limits)
         request_id = decision.get("request_id") if decision else None
         approved = decision.get("approved") if decision else None
         if not isinstance(request_id, str) or not isinstance(approved, bool):

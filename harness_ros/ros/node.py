@@ -8,14 +8,18 @@ deactivate cancel a running task, stop accepting new ones
 
 Task API (standard types only):
 ``~/instruction`` std_msgs/String  plain text, or JSON {"instruction", "task_id"}
-``~/revise``      std_msgs/String  revise the running task's instruction
+``~/revise``      std_msgs/String  JSON {"task_id", "instruction"}: revise that task
+``~/cancel_task`` std_msgs/String  JSON {"task_id", "reason"?}: cancel that task
 ``~/events``      std_msgs/String  one JSON harness event per message
-``~/cancel``      std_srvs/Trigger cancel the running task
+``~/cancel``      std_srvs/Trigger cancel whatever task is running (unaddressed, logged)
+
+Every client message is hostile until parsed (``harness_ros.task_api``): a bad one is
+refused with a ``task_rejected`` or ``request_refused`` event and a log line, and the
+node keeps serving. Safety-relevant parameters are read-only at run time.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import uuid
@@ -32,9 +36,23 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from harness_ros.config import HarnessConfig, config_from_flat, flatten_config, load_config
+from harness_ros.config import (
+    HarnessConfig,
+    config_from_flat,
+    is_read_only_parameter,
+    load_config,
+    parameter_defaults,
+    parameter_descriptions,
+)
 from harness_ros.errors import HarnessError, TaskRejectedError
 from harness_ros.events import EventType, HarnessEvent
+from harness_ros.task_api import (
+    ClientMessageError,
+    MessageLimits,
+    parse_cancel,
+    parse_instruction,
+    parse_revision,
+)
 
 __all__ = ["EVENTS_QOS", "HarnessNode", "main", "parse_instruction"]
 
@@ -49,22 +67,31 @@ EVENTS_QOS = QoSProfile(
 EventListener = Callable[[HarnessEvent], None]
 
 
-def parse_instruction(text: str) -> tuple[str, str]:
-    """``~/instruction`` payload -> (instruction, task_id). Plain text gets a fresh id."""
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            payload = json.loads(stripped)
-        except json.JSONDecodeError:
-            payload = None
-        if isinstance(payload, dict) and isinstance(payload.get("instruction"), str):
-            task_id = str(payload.get("task_id") or _new_task_id())
-            return payload["instruction"].strip(), task_id
-    return stripped, _new_task_id()
-
-
 def _new_task_id() -> str:
     return f"task-{uuid.uuid4().hex[:12]}"
+
+
+def _contained(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """A client callback that can never take the node down.
+
+    The executor re-raises a callback's exception from ``spin()``, which would end the
+    process: whatever a message does to a handler is logged and the node keeps serving.
+    """
+
+    def wrapper(self: HarnessNode, *args: Any) -> Any:
+        try:
+            return handler(self, *args)
+        except Exception as err:  # noqa: BLE001  the boundary: log, refuse, keep serving
+            self.get_logger().error(f"{handler.__name__} refused a message: {type(err).__name__}: {err}")
+            if args and isinstance(args[-1], Trigger.Response):
+                args[-1].success = False
+                args[-1].message = f"internal error: {type(err).__name__}"
+                return args[-1]
+            return None
+
+    wrapper.__name__ = handler.__name__
+    wrapper.__doc__ = handler.__doc__
+    return wrapper
 
 
 class HarnessNode(LifecycleNode):
@@ -89,6 +116,8 @@ class HarnessNode(LifecycleNode):
         self._accepting = False
         self._lock = threading.Lock()
         self.event_listeners: list[EventListener] = []
+        self._limits = MessageLimits()
+        self._current_task_id: str | None = None
         self._sensor_group = ReentrantCallbackGroup()
         self._api_group = MutuallyExclusiveCallbackGroup()
         self._declare_parameters()
@@ -96,20 +125,29 @@ class HarnessNode(LifecycleNode):
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
+        # Every key of the config model is declared, so a params file alone configures the
+        # node; safety-relevant keys are read-only: they are set at start-up, never at run time.
         path_param = self.declare_parameter(
             "config_file",
             str(self._config_path_arg or ""),
-            ParameterDescriptor(description="YAML config; every key can be overridden as a parameter."),
+            ParameterDescriptor(
+                description="YAML config; every key can be overridden as a parameter.", read_only=True
+            ),
         ).value
         self._config_file = Path(path_param).resolve() if path_param else None
         base = load_config(self._config_file) if self._config_file else HarnessConfig()
-        descriptions = _descriptions()
-        self._config_keys = list(flatten_config(base))
-        for key, value in flatten_config(base).items():
+        descriptions = parameter_descriptions()
+        defaults = parameter_defaults(base)
+        self._config_keys = list(defaults)
+        for key, value in defaults.items():
             self.declare_parameter(
                 key,
-                "" if value is None else value,
-                ParameterDescriptor(description=descriptions.get(key, ""), dynamic_typing=True),
+                value,
+                ParameterDescriptor(
+                    description=descriptions.get(key, ""),
+                    dynamic_typing=True,
+                    read_only=is_read_only_parameter(key),
+                ),
             )
 
     def _config_from_parameters(self) -> HarnessConfig:
@@ -140,6 +178,9 @@ class HarnessNode(LifecycleNode):
         from harness_ros.ros.ros_tools import build_ros_tools
 
         config = self._config_from_parameters()
+        self._limits = MessageLimits(
+            max_bytes=config.task_api.max_message_bytes, max_json_depth=config.task_api.max_json_depth
+        )
         profile = load_embodiment_profile_document_from_config(config)
         views = profile.model_visible_views if profile is not None else tuple(config.observations.views)
         self._observations = RosObservationSource(
@@ -149,6 +190,7 @@ class HarnessNode(LifecycleNode):
             views=views,
             callback_group=self._sensor_group,
         )
+        self._warn_missing_sources(config)
         self._tools = build_ros_tools(self, config.tools, callback_group=self._sensor_group)
         report = check_graph(self, config, timeout_s=config.graph_check_timeout_s)
         if not report.ok:
@@ -161,7 +203,7 @@ class HarnessNode(LifecycleNode):
         if any(tool.requires_approval for tool in config.tools):
             from harness_ros.ros.approval import RosApprovalProvider
 
-            approval = RosApprovalProvider(self)
+            approval = RosApprovalProvider(self, limits=self._limits)
         self._harness = build_harness(
             config,
             tools=self._tools,
@@ -179,6 +221,23 @@ class HarnessNode(LifecycleNode):
             f"configured: model {config.effective_model()!r}, views [{views_text}], "
             f"{len(self._tools)} robot tools"
         )
+
+    def _warn_missing_sources(self, config: HarnessConfig) -> None:
+        """A params file that misses a key must not silently leave the model blind or the base stuck."""
+        observations = config.observations
+        if not observations.views:
+            self.get_logger().warning(
+                "no camera view configured (observations.views): the model sees no image"
+            )
+        if observations.depth is None:
+            self.get_logger().warning(
+                "no depth topic configured (observations.depth.topic): no depth in metres"
+            )
+        if observations.clearance is None:
+            message = "no clearance source configured (observations.clearance.scan_topic or range_topics)"
+            if any(tool.base_motion for tool in config.tools):
+                message += ": every base-motion tool will be blocked"
+            self.get_logger().warning(message)
 
     def _build_evaluator(self, config: HarnessConfig) -> Any:
         kind = config.evaluator.kind
@@ -200,6 +259,9 @@ class HarnessNode(LifecycleNode):
         self._revise_sub = self.create_subscription(
             String, "~/revise", self._on_revise, 10, callback_group=self._api_group
         )
+        self._cancel_task_sub = self.create_subscription(
+            String, "~/cancel_task", self._on_cancel_task, 10, callback_group=self._api_group
+        )
         self._cancel_srv = self.create_service(
             Trigger, "~/cancel", self._on_cancel, callback_group=self._api_group
         )
@@ -210,7 +272,7 @@ class HarnessNode(LifecycleNode):
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         self._accepting = False
         self._stop_task("node deactivated")
-        for entity in ("_instruction_sub", "_revise_sub"):
+        for entity in ("_instruction_sub", "_revise_sub", "_cancel_task_sub"):
             sub = getattr(self, entity, None)
             if sub is not None:
                 self.destroy_subscription(sub)
@@ -262,12 +324,19 @@ class HarnessNode(LifecycleNode):
             if not self._accepting or self._harness is None:
                 raise TaskRejectedError("the harness node is not active")
             if self.busy:
-                raise TaskRejectedError("another task is running; cancel it first (~/cancel)")
+                raise TaskRejectedError("another task is running; cancel it first (~/cancel_task)")
+            self._current_task_id = task_id
             self._worker = threading.Thread(
                 target=self._run_task, args=(instruction, task_id), name=f"task-{task_id}", daemon=True
             )
             self._worker.start()
         return task_id
+
+    @property
+    def current_task_id(self) -> str | None:
+        """The id of the running task, or None."""
+        with self._lock:
+            return self._current_task_id if self.busy else None
 
     def _run_task(self, instruction: str, task_id: str) -> None:
         self.get_logger().info(f"task {task_id} started: {instruction!r}")
@@ -307,27 +376,106 @@ class HarnessNode(LifecycleNode):
             except Exception as err:  # noqa: BLE001  a recorder fault must not stop the robot task
                 self.get_logger().error(f"event listener {listener!r} failed: {type(err).__name__}: {err}")
 
+    def _reject(self, task_id: str | None, reason: str, *, requested: str | None = None) -> None:
+        """``task_rejected`` under the rejected request's own id, never the running task's.
+
+        A request that reuses the running task's id (or names none) gets a fresh id and
+        carries what it asked for in ``requested_task_id``: a client following the running
+        task must not read the refusal as the end of its task.
+        """
+        running = self.current_task_id
+        if task_id is None or task_id == running:
+            requested = requested if requested is not None else task_id
+            task_id = f"rejected-{uuid.uuid4().hex[:12]}"
+        data: dict[str, Any] = {"reason": reason}
+        if requested is not None:
+            data["requested_task_id"] = requested
+        self.get_logger().warning(f"task request rejected ({task_id}): {reason}")
+        self.publish_event(HarnessEvent(EventType.TASK_REJECTED, task_id, data=data))
+
+    def _refuse(self, request: str, reason: str, *, task_id: str | None = None) -> None:
+        """A revise/cancel that does not apply: an event for the client, the task is untouched."""
+        self.get_logger().warning(f"{request} refused: {reason}")
+        event_id = task_id if task_id is not None and task_id != self.current_task_id else "unaddressed"
+        self.publish_event(
+            HarnessEvent(
+                EventType.REQUEST_REFUSED,
+                event_id,
+                data={"request": request, "reason": reason, "requested_task_id": task_id},
+            )
+        )
+
+    @_contained
     def _on_instruction(self, msg: String) -> None:
-        instruction, task_id = parse_instruction(msg.data)
-        if not instruction:
-            self.publish_event(
-                HarnessEvent(EventType.TASK_REJECTED, task_id, data={"reason": "empty instruction"})
+        try:
+            request = parse_instruction(msg.data, self._limits)
+        except ClientMessageError as err:
+            self._reject(None, str(err))
+            return
+        if request.task_id == self.current_task_id:
+            self._reject(
+                request.task_id,
+                f"task id {request.task_id!r} is the running task's; use a new id",
+                requested=request.task_id,
             )
             return
         try:
-            self.start_task(instruction, task_id)
+            self.start_task(request.instruction, request.task_id)
         except TaskRejectedError as err:
-            self.get_logger().warning(f"task {task_id} rejected: {err}")
-            self.publish_event(HarnessEvent(EventType.TASK_REJECTED, task_id, data={"reason": str(err)}))
+            self._reject(request.task_id, str(err))
 
+    @_contained
     def _on_revise(self, msg: String) -> None:
-        if self._harness is not None and self.busy:
-            self._harness.revise(msg.data)
+        try:
+            request = parse_revision(msg.data, self._limits)
+        except ClientMessageError as err:
+            self._refuse("revise", str(err))
+            return
+        running = self.current_task_id
+        if running is None or self._harness is None:
+            self._refuse("revise", "no task is running", task_id=request.task_id)
+            return
+        if request.task_id is None:
+            self.get_logger().warning(
+                f"unaddressed revision applied to the running task {running} "
+                '(send {"task_id": ..., "instruction": ...} to address a task)'
+            )
+        elif request.task_id != running:
+            self._refuse(
+                "revise", f"task {request.task_id!r} is not the running task", task_id=request.task_id
+            )
+            return
+        self._harness.revise(request.text)
 
+    @_contained
+    def _on_cancel_task(self, msg: String) -> None:
+        try:
+            request = parse_cancel(msg.data, self._limits)
+        except ClientMessageError as err:
+            self._refuse("cancel", str(err))
+            return
+        running = self.current_task_id
+        if running is None or request.task_id != running or self._harness is None:
+            self._refuse("cancel", f"task {request.task_id!r} is not running", task_id=request.task_id)
+            return
+        self.get_logger().info(f"cancel requested for task {running}: {request.reason}")
+        self._harness.cancel(request.reason)
+
+    @_contained
     def _on_cancel(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        running = self.busy and self._harness is not None and self._harness.cancel("cancelled by operator")
-        response.success = bool(running)
-        response.message = "cancel requested" if running else "no task is running"
+        running = self.current_task_id
+        cancelled = (
+            running is not None
+            and self._harness is not None
+            and self._harness.cancel("cancelled by operator")
+        )
+        if cancelled:
+            self.get_logger().warning(
+                f"unaddressed cancel (~/cancel) applied to the running task {running}; "
+                "~/cancel_task names the task"
+            )
+        response.success = bool(cancelled)
+        response.message = f"cancel requested for task {running}" if cancelled else "no task is running"
         return response
 
     def destroy_node(self) -> None:
@@ -337,23 +485,20 @@ class HarnessNode(LifecycleNode):
         super().destroy_node()
 
 
-def _descriptions() -> dict[str, str]:
-    """Dotted key -> description, from the pydantic model (shown by `ros2 param describe`)."""
-    from pydantic import BaseModel
+def _spin_until_shutdown(executor: MultiThreadedExecutor, node: HarnessNode) -> None:
+    """Spin; an exception escaping a callback is logged and the node keeps serving.
 
-    out: dict[str, str] = {}
-
-    def walk(prefix: str, model: type[BaseModel]) -> None:
-        for name, field in model.model_fields.items():
-            key = f"{prefix}{name}"
-            annotation = field.annotation
-            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-                walk(f"{key}.", annotation)
-            else:
-                out[key] = field.description or ""
-
-    walk("", HarnessConfig)
-    return out
+    Client callbacks are contained already (``_contained``); this is the last line for
+    anything else (a sensor or library callback), so one bad message never ends the process.
+    """
+    while node.context.ok():
+        try:
+            executor.spin()
+            return
+        except (KeyboardInterrupt, ExternalShutdownException):
+            raise
+        except Exception as err:  # noqa: BLE001  see the docstring
+            node.get_logger().error(f"a callback failed, still serving: {type(err).__name__}: {err}")
 
 
 def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, autostart: bool = True) -> int:
@@ -375,7 +520,7 @@ def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, aut
                     return 1
                 node.trigger_activate()
             try:
-                executor.spin()
+                _spin_until_shutdown(executor, node)
             finally:
                 node.destroy_node()
     except (KeyboardInterrupt, ExternalShutdownException):
