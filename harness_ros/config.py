@@ -166,6 +166,14 @@ class ObservationConfig(_Model):
     clearance: ClearanceConfig | None = Field(
         default=None, description="Base clearance source; none = base motion is always blocked."
     )
+    max_decode_pixels: int = Field(
+        default=4096 * 3072,
+        ge=64 * 48,
+        description=(
+            "Compressed frames whose header declares more pixels are decoded reduced (JPEG) or refused "
+            "(PNG), never expanded in full."
+        ),
+    )
     jpeg_quality: int = Field(
         default=80, ge=10, le=100, description="JPEG quality of the views sent to the model."
     )

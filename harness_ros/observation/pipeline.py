@@ -26,12 +26,14 @@ from rosbags.image import ImageError, compressed_image_to_cvimage, message_to_cv
 from harness_ros.observation.contracts import DIRECTIONS, DepthRegion
 
 __all__ = [
+    "DEFAULT_MAX_DECODE_PIXELS",
     "DEPTH_REGION_NAMES",
     "DIRECTION_ANGLES_RAD",
     "FrameDecodeError",
     "RangeLike",
     "clearance_from_ranges",
     "clearance_from_scan",
+    "compressed_dimensions",
     "decode_image",
     "depth_to_metres",
     "depth_to_millimetres",
@@ -134,13 +136,91 @@ def _unpadded(msg: Any) -> Any:
     )
 
 
-def decode_image(msg: Any) -> np.ndarray:
-    """A sensor_msgs/Image or CompressedImage as a BGR uint8 array (H, W, 3)."""
+DEFAULT_MAX_DECODE_PIXELS = 4096 * 3072
+"""Largest compressed image decoded at full size (12.6 MP, about 38 MB as BGR)."""
+
+_JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}  # start-of-frame markers
+_REDUCED_JPEG = (
+    (2, cv2.IMREAD_REDUCED_COLOR_2),
+    (4, cv2.IMREAD_REDUCED_COLOR_4),
+    (8, cv2.IMREAD_REDUCED_COLOR_8),
+)
+
+
+def compressed_dimensions(data: bytes) -> tuple[str, int, int] | None:
+    """(kind, width, height) declared by a PNG or JPEG header, without decoding; None if unknown.
+
+    A 35 KB PNG can declare 6000x6000 pixels: the header is read first so such a frame is
+    refused or decoded reduced, never expanded to hundreds of megabytes.
+    """
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24 and data[12:16] == b"IHDR":
+        return "png", int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:2] != b"\xff\xd8":
+        return None
+    index = 2
+    size = len(data)
+    while index + 4 <= size:
+        if data[index] != 0xFF:
+            return None
+        marker = data[index + 1]
+        if marker == 0xFF:  # fill byte
+            index += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:  # markers without a length
+            index += 2
+            continue
+        length = int.from_bytes(data[index + 2 : index + 4], "big")
+        if marker in _JPEG_SOF:
+            if index + 9 > size:
+                return None
+            height = int.from_bytes(data[index + 5 : index + 7], "big")
+            width = int.from_bytes(data[index + 7 : index + 9], "big")
+            return "jpeg", width, height
+        if length < 2:
+            return None
+        index += 2 + length
+    return None
+
+
+def _decode_compressed(msg: Any, max_pixels: int) -> np.ndarray:
+    data = bytes(msg.data)
+    header = compressed_dimensions(data)
+    if header is None:
+        raise FrameDecodeError(
+            f"compressed image (format {msg.format!r}) is neither PNG nor JPEG: its size cannot be checked "
+            "before decoding"
+        )
+    kind, width, height = header
+    pixels = width * height
+    if pixels <= 0:
+        raise FrameDecodeError(f"{kind} header declares an empty image ({width}x{height})")
+    if pixels <= max_pixels:
+        return compressed_image_to_cvimage(msg)
+    if kind == "jpeg":
+        # libjpeg scales while decoding (DCT scaling): a reduced decode never allocates the full frame.
+        for factor, flag in _REDUCED_JPEG:
+            if pixels / (factor * factor) <= max_pixels:
+                img = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
+                if img is None:
+                    raise FrameDecodeError(f"cannot decode compressed image with format {msg.format!r}")
+                return img
+    raise FrameDecodeError(
+        f"{kind} header declares {width}x{height} = {pixels} pixels, more than "
+        f"observations.max_decode_pixels ({max_pixels}); refused without decoding"
+    )
+
+
+def decode_image(msg: Any, *, max_pixels: int = DEFAULT_MAX_DECODE_PIXELS) -> np.ndarray:
+    """A sensor_msgs/Image or CompressedImage as a BGR uint8 array (H, W, 3).
+
+    A compressed frame whose header declares more than ``max_pixels`` is decoded reduced
+    (JPEG) or refused (PNG, unknown formats): decoding cost is bounded by the header.
+    """
     try:
         if _is_compressed(msg):
             if len(msg.data) == 0:
                 raise FrameDecodeError(f"compressed image (format {msg.format!r}) has no data")
-            img = compressed_image_to_cvimage(msg)
+            img = _decode_compressed(msg, max_pixels)
         else:
             img = message_to_cvimage(_unpadded(msg), "bgr8")
     except (ImageError, cv2.error, TypeError, AssertionError) as err:

@@ -71,15 +71,23 @@ class _Freshness:
     stale: bool
 
 
+FUTURE_STAMP_TOLERANCE_S = 0.05
+"""Clock skew between processes forgiven in a stamp from the future; beyond it the reading is stale."""
+
+
 def _freshness(label: str, stamp: float, now: float, max_age_s: float, notes: list[str]) -> _Freshness:
     age = now - stamp
     if stamp == 0.0:
         notes.append(f"{label}: header stamp is zero (the driver does not stamp its messages)")
-    if age < -max_age_s:
-        # a stamp from the future: sim time vs wall time, or an unsynchronised clock
-        notes.append(f"{label}: stamp is {-age:.2f} s ahead of the node clock (check use_sim_time)")
-        return _Freshness(stamp, age, stale=True)
-    age = max(age, 0.0)  # small skew between processes is not a negative age
+    if age < -FUTURE_STAMP_TOLERANCE_S:
+        # A stamp from the future (sim time vs wall time, an unsynchronised clock) cannot be
+        # trusted: clamping it to age 0 kept a reading "fresh" for up to twice max_age_s.
+        notes.append(
+            f"{label}: STALE, stamp is {-age:.2f} s ahead of the node clock "
+            f"(more than the {FUTURE_STAMP_TOLERANCE_S:.2f} s tolerance; check use_sim_time and clock sync)"
+        )
+        return _Freshness(stamp, 0.0, stale=True)
+    age = max(age, 0.0)  # skew within the tolerance: never a negative age
     return _Freshness(stamp, age, stale=age > max_age_s)
 
 
@@ -252,7 +260,9 @@ class RosObservationSource:
             return ViewImage(name, b"", 0, 0, stamp=None, age_s=None, stale=True, missing=True)
         fresh = _freshness(name, stamp_to_seconds(msg.header.stamp), now, view.max_age_s, notes)
         try:
-            image = fit_to_budget(decode_image(msg), view.pixel_budget)
+            image = fit_to_budget(
+                decode_image(msg, max_pixels=self._config.max_decode_pixels), view.pixel_budget
+            )
             jpeg = encode_jpeg(image, self._config.jpeg_quality)
         except FrameDecodeError as err:
             text = f"{name}: frame on {self._view_slots[name].topic!r} unusable: {err}"
