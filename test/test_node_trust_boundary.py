@@ -338,3 +338,38 @@ def test_revise_and_cancel_only_reach_the_task_they_name(
     assert client.wait(lambda: bool(client.of("done", running)), 30)
     assert client.of("done", running)[0]["data"]["status"] == "cancelled"
     alive(node, log)
+
+
+@pytest.mark.parametrize("harness_node", ["slow"], indirect=True)
+def test_a_task_client_keeps_following_its_task_when_another_client_reuses_its_id(
+    harness_node: tuple[subprocess.Popen[bytes], Path], client: Client, ros_env: dict[str, str]
+) -> None:
+    # Finding: `harness-ros task` stopped watching (and so never timeout-cancelled) its
+    # task when another client's instruction reused the id and was rejected under it.
+    node, log = harness_node
+    assert client.connected(60), log.read_text(errors="replace")
+    follower = subprocess.Popen(
+        [HARNESS_ROS, "task", "compute Fibonacci of order 5", "--timeout", "120"],
+        env=ros_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert client.wait(lambda: bool(client.of("tool_call")), 60), log.read_text(errors="replace")
+        task_id = client.of("task_started")[0]["task_id"]
+        client.send("instruction", json.dumps({"instruction": "hijack", "task_id": task_id}))
+        assert client.wait(
+            lambda: any(e["data"].get("requested_task_id") == task_id for e in client.of("task_rejected")), 10
+        )
+        assert follower.poll() is None, "the task client stopped following its running task"
+        client.send("cancel_task", json.dumps({"task_id": task_id}))
+        output, _ = follower.communicate(timeout=60)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait(timeout=5)
+    assert follower.returncode == 1
+    assert "cancelled" in output, output
+    assert "rejected" not in output, output
+    alive(node, log)
