@@ -140,6 +140,7 @@ class HarnessNode(LifecycleNode):
         from harness_ros.ros.ros_tools import build_ros_tools
 
         config = self._config_from_parameters()
+        config = self._state_outside_install_share(config)
         profile = load_embodiment_profile_document_from_config(config)
         views = profile.model_visible_views if profile is not None else tuple(config.observations.views)
         self._observations = RosObservationSource(
@@ -179,6 +180,20 @@ class HarnessNode(LifecycleNode):
             f"configured: model {config.effective_model()!r}, views [{views_text}], "
             f"{len(self._tools)} robot tools"
         )
+
+    def _state_outside_install_share(self, config: HarnessConfig) -> HarnessConfig:
+        """Memory and run logs that would land in the install share go to
+        ``$ROS_HOME/harness_ros/<node>/`` instead (see harness_ros.state_dir)."""
+        from harness_ros.state_dir import relocate_state_dirs, seed_memory
+
+        state = relocate_state_dirs(config, self.get_fully_qualified_name())
+        for key, (configured, used) in state.moved.items():
+            self.get_logger().info(f"{key}: {configured} is in the install share; using {used}")
+        if "memory.dir" in state.moved:
+            seeded = seed_memory(state.config.memory.dir, state.memory_template)
+            if seeded:
+                self.get_logger().info(f"memory seeded from {state.memory_template}: {len(seeded)} file(s)")
+        return state.config
 
     def _build_evaluator(self, config: HarnessConfig) -> Any:
         kind = config.evaluator.kind
