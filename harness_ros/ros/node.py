@@ -92,6 +92,17 @@ class HarnessNode(LifecycleNode):
         self._sensor_group = ReentrantCallbackGroup()
         self._api_group = MutuallyExclusiveCallbackGroup()
         self._declare_parameters()
+        self.autostart = _as_bool(
+            self.declare_parameter(
+                "autostart",
+                True,
+                ParameterDescriptor(
+                    description="Configure and activate at start; false: wait for a lifecycle manager.",
+                    read_only=True,
+                    dynamic_typing=True,
+                ),
+            ).value
+        )
         self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
 
     # ------------------------------------------------------------------ parameters
@@ -371,8 +382,17 @@ def _descriptions() -> dict[str, str]:
     return out
 
 
+def _as_bool(value: Any) -> bool:
+    """A bool parameter that may arrive as text from a launch substitution ("false")."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("false", "0", "no", "off", "")
+    return bool(value)
+
+
 def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, autostart: bool = True) -> int:
-    """Spin a HarnessNode until shutdown; configure+activate at start when ``autostart``."""
+    """Spin a HarnessNode until shutdown; configure+activate at start when ``autostart`` and
+    the node's ``autostart`` parameter are both true, else leave the transitions to a
+    lifecycle manager (``~/change_state``)."""
     args = ["harness_node", *(ros_args or [])]
     try:
         with rclpy.init(args=args):
@@ -383,12 +403,17 @@ def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, aut
                 return 1
             executor = MultiThreadedExecutor(num_threads=4)
             executor.add_node(node)
-            if autostart:
+            if autostart and node.autostart:
                 if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
                     print(f"error: {node.configure_error}", file=sys.stderr)
                     node.destroy_node()
                     return 1
                 node.trigger_activate()
+            else:
+                node.get_logger().info(
+                    "autostart is off: unconfigured until a lifecycle manager calls "
+                    f"{node.get_fully_qualified_name()}/change_state"
+                )
             try:
                 executor.spin()
             finally:
