@@ -36,6 +36,10 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     }
 
 
+def node_log(tmp_path: Path) -> str:
+    return "node log:\n" + (tmp_path / "node.log").read_text(errors="replace")
+
+
 def wait_until(condition: Callable[[], bool], timeout_s: float) -> bool:
     """Poll a graph condition (discovery has no event to wait on) until true or timed out."""
     deadline = time.monotonic() + timeout_s
@@ -80,7 +84,7 @@ class LifecycleClient:
         future = client.call_async(request)
         future.add_done_callback(lambda _: done.set())
         # Configure waits out the node's graph check: allow for it.
-        assert done.wait(30.0), f"no answer from {client.srv_name}"
+        assert done.wait(60.0), f"no answer from {client.srv_name}"
         return future.result()
 
 
@@ -136,7 +140,7 @@ def test_lifecycle_manager_drives_the_node_and_the_install_stays_untouched(
 
     with spinning_node(ros_context, "lifecycle_manager_under_test") as manager:
         lifecycle = LifecycleClient(manager, NODE)
-        assert lifecycle.wait(30.0), (tmp_path / "node.log").read_text(errors="replace")
+        assert lifecycle.wait(60.0), node_log(tmp_path)
         instruction_subscribers = lambda: manager.count_subscribers(f"{NODE}/instruction")  # noqa: E731
 
         # autostart:=false: the node waits, unconfigured, and has touched no state yet.
@@ -169,7 +173,7 @@ def test_lifecycle_manager_drives_the_node_and_the_install_stays_untouched(
         assert wait_until(lambda: publisher.get_subscription_count() == 1, 10.0)
         assert wait_until(lambda: manager.count_publishers(f"{NODE}/events") == 1, 10.0)
         publisher.publish(String(data=json.dumps({"instruction": "report what you see", "task_id": "t1"})))
-        assert done.wait(60.0), (tmp_path / "node.log").read_text(errors="replace")
+        assert done.wait(60.0), node_log(tmp_path)
         assert (state / "runs" / "t1" / "events.jsonl").is_file()
 
         assert lifecycle.transition(Transition.TRANSITION_DEACTIVATE)
@@ -206,9 +210,10 @@ def test_autostart_is_the_default_and_explicit_paths_are_kept(
 
     with spinning_node(ros_context, "lifecycle_observer") as observer:
         lifecycle = LifecycleClient(observer, NODE)
-        assert lifecycle.wait(30.0), (tmp_path / "node.log").read_text(errors="replace")
+        assert lifecycle.wait(60.0), node_log(tmp_path)
         # run_node configures and activates before it serves: the first answer is final.
-        assert lifecycle.state() == "active"
+        assert lifecycle.state() == "active", node_log(tmp_path)
 
-    assert (tmp_path / "memory").is_dir(), "an explicit memory.dir is used as given"
-    assert not (tmp_path / "ros_home").exists()
+    assert (tmp_path / "memory").is_dir(), f"an explicit memory.dir is used as given\n{node_log(tmp_path)}"
+    ros_home = tmp_path / "ros_home"
+    assert not ros_home.exists(), f"{sorted(map(str, ros_home.rglob('*')))}\n{node_log(tmp_path)}"
