@@ -29,7 +29,10 @@ def load(name: str) -> Any:
 @pytest.mark.parametrize(
     ("name", "arguments"),
     [
-        ("harness.launch.py", {"config_file", "params_file", "namespace", "use_sim_time", "log_level"}),
+        (
+            "harness.launch.py",
+            {"config_file", "params_file", "namespace", "use_sim_time", "log_level", "autostart"},
+        ),
         ("gazebo.launch.py", {"bridge_config", "config_file", "namespace"}),
     ],
 )

@@ -121,6 +121,17 @@ class HarnessNode(LifecycleNode):
         self._sensor_group = ReentrantCallbackGroup()
         self._api_group = MutuallyExclusiveCallbackGroup()
         self._declare_parameters()
+        self.autostart = _as_bool(
+            self.declare_parameter(
+                "autostart",
+                True,
+                ParameterDescriptor(
+                    description="Configure and activate at start; false: wait for a lifecycle manager.",
+                    read_only=True,
+                    dynamic_typing=True,
+                ),
+            ).value
+        )
         self._events_pub = self.create_publisher(String, "~/events", EVENTS_QOS)
 
     # ------------------------------------------------------------------ parameters
@@ -181,6 +192,7 @@ class HarnessNode(LifecycleNode):
         self._limits = MessageLimits(
             max_bytes=config.task_api.max_message_bytes, max_json_depth=config.task_api.max_json_depth
         )
+        config = self._state_outside_install_share(config)
         profile = load_embodiment_profile_document_from_config(config)
         views = profile.model_visible_views if profile is not None else tuple(config.observations.views)
         self._observations = RosObservationSource(
@@ -238,6 +250,20 @@ class HarnessNode(LifecycleNode):
             if any(tool.base_motion for tool in config.tools):
                 message += ": every base-motion tool will be blocked"
             self.get_logger().warning(message)
+
+    def _state_outside_install_share(self, config: HarnessConfig) -> HarnessConfig:
+        """Memory and run logs that would land in the install share go to
+        ``$ROS_HOME/harness_ros/<node>/`` instead (see harness_ros.state_dir)."""
+        from harness_ros.state_dir import relocate_state_dirs, seed_memory
+
+        state = relocate_state_dirs(config, self.get_fully_qualified_name())
+        for key, (configured, used) in state.moved.items():
+            self.get_logger().info(f"{key}: {configured} is in the install share; using {used}")
+        if "memory.dir" in state.moved:
+            seeded = seed_memory(state.config.memory.dir, state.memory_template)
+            if seeded:
+                self.get_logger().info(f"memory seeded from {state.memory_template}: {len(seeded)} file(s)")
+        return state.config
 
     def _build_evaluator(self, config: HarnessConfig) -> Any:
         kind = config.evaluator.kind
@@ -501,8 +527,17 @@ def _spin_until_shutdown(executor: MultiThreadedExecutor, node: HarnessNode) -> 
             node.get_logger().error(f"a callback failed, still serving: {type(err).__name__}: {err}")
 
 
+def _as_bool(value: Any) -> bool:
+    """A bool parameter that may arrive as text from a launch substitution ("false")."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("false", "0", "no", "off", "")
+    return bool(value)
+
+
 def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, autostart: bool = True) -> int:
-    """Spin a HarnessNode until shutdown; configure+activate at start when ``autostart``."""
+    """Spin a HarnessNode until shutdown; configure+activate at start when ``autostart`` and
+    the node's ``autostart`` parameter are both true, else leave the transitions to a
+    lifecycle manager (``~/change_state``)."""
     args = ["harness_node", *(ros_args or [])]
     try:
         with rclpy.init(args=args):
@@ -513,12 +548,17 @@ def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, aut
                 return 1
             executor = MultiThreadedExecutor(num_threads=4)
             executor.add_node(node)
-            if autostart:
+            if autostart and node.autostart:
                 if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
                     print(f"error: {node.configure_error}", file=sys.stderr)
                     node.destroy_node()
                     return 1
                 node.trigger_activate()
+            else:
+                node.get_logger().info(
+                    "autostart is off: unconfigured until a lifecycle manager calls "
+                    f"{node.get_fully_qualified_name()}/change_state"
+                )
             try:
                 _spin_until_shutdown(executor, node)
             finally:
