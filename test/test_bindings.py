@@ -6,7 +6,9 @@ control_msgs test stand-ins of interfaces/testing, built by `make interfaces`).
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -323,3 +325,29 @@ def test_arguments_and_input_schema_exclude_each_other() -> None:
         ToolBinding.model_validate(preset("spin", input_schema={"type": "object"}))
     with pytest.raises(ToolError):
         binding_schema(ToolBinding.model_validate(preset("spin", type="nav2_msgs/action/Nope")))
+
+
+# ---------------------------------------------------------------------- docs
+
+
+def _documented_goals() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    text = (REPO_ROOT / "docs" / "robot.md").read_text(encoding="utf-8")
+    found = re.findall(
+        r"^<!-- goal: (\S+) (\{[^\n]*\}) -->\n```json\n(.*?)\n```$", text, re.MULTILINE | re.DOTALL
+    )
+    return [(name, json.loads(arguments), json.loads(goal)) for name, arguments, goal in found]
+
+
+def test_the_goals_in_docs_robot_md_are_what_the_presets_send() -> None:
+    documented = _documented_goals()
+    config = load_config(REPO_ROOT / "config" / "robot_nav2.yaml")
+    assert sorted(name for name, _, _ in documented) == sorted(tool.name for tool in config.tools)
+    tools = {tool.name: tool for tool in config.tools}
+    sim_now = {"sec": 1000, "nanosec": 250_000_000}
+    for name, arguments, goal in documented:
+        tool = tools[name]
+        _schema, binding = binding_schema(tool)
+        assert binding is not None
+        built = binding.build(arguments, now=lambda: dict(sim_now))
+        assert built == goal, name
+        fill_message(request_class(tool), built)  # and it is a valid message
