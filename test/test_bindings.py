@@ -351,3 +351,9 @@ def test_the_goals_in_docs_robot_md_are_what_the_presets_send() -> None:
         built = binding.build(arguments, now=lambda: dict(sim_now))
         assert built == goal, name
         fill_message(request_class(tool), built)  # and it is a valid message
+
+
+def test_a_lookup_argument_that_is_not_a_name_is_a_clear_error() -> None:
+    _, binding = compiled(preset("move_arm_to"))
+    with pytest.raises(BindingError, match=r"pose: unknown arm_poses entry \[0\.0\]"):
+        binding.build({"pose": [0.0]}, now=lambda: dict(NOW))

@@ -240,7 +240,7 @@ class CompiledBinding:
                 spec = self.arguments[source.arg]
                 if spec.lookup is not None:
                     table = self.lookups[spec.lookup]
-                    if value not in table:
+                    if not isinstance(value, str) or value not in table:
                         known = ", ".join(map(str, table))
                         raise BindingError(
                             f"{source.arg}: unknown {spec.lookup} entry {value!r} (known: {known})"
