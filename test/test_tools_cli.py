@@ -116,3 +116,25 @@ def test_a_bad_binding_fails_naming_the_field_path(
     assert (
         "goal field 'pose.header.frame_id': is required and its constant is empty" in capsys.readouterr().err
     )
+
+
+def test_printing_the_tools_never_loads_rclpy() -> None:
+    # "Without a ROS graph": the command reads interface types only, no node or middleware.
+    script = (
+        "import contextlib, io, sys\n"
+        "from harness_ros.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main(['tools', '--config', 'config/robot_nav2.yaml', '--json'])\n"
+        "print(code, 'rclpy' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.split() == ["0", "False"], done.stderr
