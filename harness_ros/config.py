@@ -7,6 +7,7 @@ Unknown keys are rejected; every error names the file and the dotted key.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ __all__ = [
     "SafetyConfig",
     "SkillsConfig",
     "TaskApiConfig",
+    "ToolArgument",
     "ToolBinding",
     "ViewTopic",
     "config_from_flat",
@@ -182,6 +184,26 @@ class ObservationConfig(_Model):
     )
 
 
+class ToolArgument(_Model):
+    """One model-facing argument of a bound tool (see ``ToolBinding.arguments``)."""
+
+    type: Literal["number", "integer", "string", "boolean"] = Field(
+        default="number", description="JSON type the model gives ('string' for a lookup)."
+    )
+    description: str = Field(default="", description="What the argument means, for the model.")
+    unit: str | None = Field(
+        default=None, description="Unit of a number (m, s, rad, deg, m/s ...); conversions check it."
+    )
+    minimum: float | None = Field(default=None, description="Smallest value the model may give.")
+    maximum: float | None = Field(default=None, description="Largest value the model may give.")
+    enum: list[str | int | float] | None = Field(default=None, description="The only values allowed.")
+    required: bool = Field(default=True, description="The model must give it (else default or omitted).")
+    default: Any = Field(default=None, description="Value used when the model omits the argument.")
+    lookup: str | None = Field(
+        default=None, description="Name of a table in the tool's lookups: the argument is one of its keys."
+    )
+
+
 class ToolBinding(_Model):
     """An action or service of the robot exposed to the model as a typed tool."""
 
@@ -237,6 +259,42 @@ class ToolBinding(_Model):
     )
     success_field: str | None = Field(default="success", description="Result field meaning success.")
     message_field: str | None = Field(default="message", description="Result field with the reason text.")
+    arguments: dict[str, ToolArgument] | None = Field(
+        default=None,
+        description="Model-facing arguments; when set, goal maps them onto the goal/request "
+        "(no schema is derived from the type). See docs/robot.md, tool bindings.",
+    )
+    goal: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Goal/request field path -> a constant, {value: V}, {arg: NAME, field: KEY}, "
+        "each with an optional convert, or {convert: now}. Unlisted fields keep their default.",
+    )
+    lookups: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Named tables (locations, arm poses): table -> name -> value or mapping of values.",
+    )
+    required_fields: list[str] = Field(
+        default_factory=list,
+        description="Goal field paths that must be mapped or constant (adds to the built-in ones).",
+    )
+    result_fields: dict[str, str] | None = Field(
+        default=None, description="Model-facing name -> result field path; none = the whole result."
+    )
+    feedback_fields: dict[str, str] | None = Field(
+        default=None, description="Progress name -> feedback field path; none = the whole feedback."
+    )
+    error_code_field: str | None = Field(
+        default=None, description="Integer result field with an error code (Nav2 error_code ...)."
+    )
+    error_codes: dict[int, str] = Field(
+        default_factory=dict, description="Error code -> words the model reads instead of the number."
+    )
+    success_codes: list[int] = Field(
+        default_factory=lambda: [0], description="Error codes that mean success."
+    )
+    max_definition_tokens: int = Field(
+        default=400, ge=50, description="Budget (estimate) of the tool's model-facing definition."
+    )
 
     @model_validator(mode="after")
     def _one_endpoint(self) -> ToolBinding:
@@ -248,6 +306,10 @@ class ToolBinding(_Model):
             raise ValueError(f"type must look like pkg/{kind}/Name, got {self.type!r}")
         if self.evaluated and not self.post_condition:
             raise ValueError("an evaluated tool needs a post_condition")
+        if self.arguments is None and self.goal:
+            raise ValueError("goal maps arguments: set arguments too (an empty mapping for none)")
+        if self.arguments is not None and self.input_schema is not None:
+            raise ValueError("set arguments or input_schema, not both")
         return self
 
 
@@ -371,11 +433,65 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
             node[keys[-1]] = value if value.is_absolute() else (base / value).resolve()
 
 
+_PRESET_MERGED_KEYS = frozenset(
+    {"arguments", "goal", "lookups", "result_fields", "feedback_fields", "error_codes"}
+)
+"""Preset keys whose mapping an override extends (one level deep) instead of replacing."""
+
+
+def _preset_file(name: str, base_dir: Path) -> Path | None:
+    if name.endswith((".yaml", ".yml")):
+        path = Path(os.path.expandvars(name)).expanduser()
+        candidates = [path if path.is_absolute() else base_dir / path]
+    else:
+        from harness_ros.paths import share_dir
+
+        candidates = [base_dir / "presets" / f"{name}.yaml"]
+        with contextlib.suppress(ConfigError):  # no share folder: only the config's own presets
+            candidates.append(share_dir() / "config" / "presets" / f"{name}.yaml")
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _expand_presets(tools: Any, base_dir: Path, origin: str) -> Any:
+    """``tools`` entries with ``preset: NAME`` become the preset's binding with the entry's
+    other keys laid over it (config/presets/NAME.yaml, or a file path ending in .yaml)."""
+    if not isinstance(tools, list):
+        return tools
+    out = []
+    for index, entry in enumerate(tools):
+        if not isinstance(entry, dict) or "preset" not in entry:
+            out.append(entry)
+            continue
+        name = entry["preset"]
+        where = f"Invalid configuration ({origin}): tools.{index}.preset"
+        path = _preset_file(str(name), base_dir) if isinstance(name, str) else None
+        if path is None:
+            raise ConfigError(f"{where}: no preset {name!r} (config/presets/<name>.yaml or a .yaml path)")
+        try:
+            preset = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as err:
+            raise ConfigError(f"{where}: cannot read preset {str(path)!r}: {err}") from None
+        if not isinstance(preset, dict):
+            raise ConfigError(f"{where}: preset {str(path)!r} is not a mapping of binding keys")
+        merged = dict(preset)
+        for key, value in entry.items():
+            if key == "preset":
+                continue
+            if key in _PRESET_MERGED_KEYS and isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+        out.append(merged)
+    return out
+
+
 def config_from_dict(data: dict[str, Any], *, base_dir: Path, origin: str) -> HarnessConfig:
     """Validate a raw mapping; relative paths resolve against ``base_dir``."""
     if not isinstance(data, dict):
         raise ConfigError(f"Invalid configuration ({origin}): the top level must be a mapping")
     data = {key: (dict(value) if isinstance(value, dict) else value) for key, value in data.items()}
+    if "tools" in data:
+        data["tools"] = _expand_presets(data["tools"], base_dir, origin)
     _resolve_paths(data, base_dir)
     try:
         return HarnessConfig.model_validate(data)

@@ -115,6 +115,8 @@ def test_action_failures_abort_and_success_flag_false(node: Any, servers: Any) -
                 action="/nested",
                 type="test_msgs/action/NestedMessage",
                 success_field="nested_field.bool_value",
+                # Its derived schema (about 550 tokens) is over the default definition budget.
+                max_definition_tokens=1000,
             ),
         )
     )

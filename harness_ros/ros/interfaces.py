@@ -38,15 +38,20 @@ from rosidl_parser.definition import (
 )
 
 from harness_ros.errors import ToolError
+from harness_ros.tools.binding import CompiledBinding, FieldInfo, compile_binding, parse_path
 
 __all__ = [
     "FieldError",
+    "MessageTypeInfo",
+    "binding_schema",
     "field_type",
     "fill_message",
     "get_field",
     "import_interface",
     "message_to_jsonable",
+    "request_class",
     "schema_for_message",
+    "to_jsonable",
     "type_name",
 ]
 
@@ -146,6 +151,96 @@ def get_field(msg: Any, dotted: str) -> Any:
     for part in dotted.split("."):
         value = getattr(value, part)
     return value
+
+
+# --------------------------------------------------------------------------- bindings
+
+
+def _field_info(slot: Any) -> FieldInfo:
+    if isinstance(slot, BasicType):
+        typename = slot.typename
+        if typename == "boolean":
+            return FieldInfo("bool", typename)
+        if typename in _FLOATS:
+            return FieldInfo("float", "float" if typename == "float" else "double")
+        return FieldInfo("int", typename)
+    if isinstance(slot, AbstractString):
+        return FieldInfo("string", "string")
+    if isinstance(slot, NamespacedType):
+        return FieldInfo("message", "/".join([*slot.namespaces, slot.name]))
+    if isinstance(slot, AbstractNestedType):
+        item = _field_info(slot.value_type)
+        size = slot.size if isinstance(slot, Array) else getattr(slot, "maximum_size", None)
+        return FieldInfo(
+            "sequence", item.type_name, item=item, size=size, bounded=isinstance(slot, BoundedSequence)
+        )
+    msg = f"unsupported ROS field type {slot!r}"
+    raise ToolError(msg)
+
+
+class MessageTypeInfo:
+    """``TypeInfo`` (harness_ros.tools.binding) of a generated message class."""
+
+    def __init__(self, msg_class: type) -> None:
+        self._class = msg_class
+        self.type_name = type_name(msg_class)
+
+    def field(self, path: str) -> FieldInfo | None:
+        try:
+            parts = parse_path(path)
+        except ValueError:
+            return None
+        current: type | None = self._class
+        info: FieldInfo | None = None
+        for part in parts:
+            if isinstance(part, int):
+                if info is None or info.kind != "sequence" or info.item is None:
+                    return None
+                if info.size is not None and part >= info.size:
+                    return None
+                info = info.item
+            else:
+                if current is None:
+                    return None
+                slot = dict(_fields(current)).get(part)
+                if slot is None:
+                    return None
+                info = _field_info(slot)
+                if isinstance(slot, AbstractNestedType) and isinstance(slot.value_type, NamespacedType):
+                    current = _nested_class(slot.value_type)
+                    continue
+            current = import_interface(info.type_name) if info.kind == "message" else current
+            if info.kind not in ("message", "sequence"):
+                current = None
+        return info
+
+    def children(self, path: str) -> list[tuple[str, FieldInfo]]:
+        if path:
+            info = self.field(path)
+            if info is None or info.kind != "message":
+                return []
+            cls = import_interface(info.type_name)
+        else:
+            cls = self._class
+        return [(name, _field_info(slot)) for name, slot in _fields(cls)]
+
+
+def request_class(binding: Any) -> type:
+    """The Goal (action) or Request (service) class a binding fills."""
+    interface = import_interface(binding.type)
+    return interface.Goal if binding.action is not None else interface.Request  # type: ignore[attr-defined]
+
+
+def binding_schema(binding: Any) -> tuple[dict[str, Any], CompiledBinding | None]:
+    """What the model sees as the tool's parameters, and the compiled binding when the
+    binding maps arguments. Needs the interface type, not a ROS graph."""
+    cls = request_class(binding)
+    if binding.arguments is not None:
+        compiled = compile_binding(binding, MessageTypeInfo(cls))
+        return compiled.schema, compiled
+    if binding.input_schema is not None:
+        return binding.input_schema, None
+    return schema_for_message(cls, required=binding.required_arguments), None
 
 
 # --------------------------------------------------------------------------- schema
@@ -323,6 +418,16 @@ def message_to_jsonable(msg: Any, *, max_array: int = 64, max_str: int = 500) ->
     return {
         name: _to_jsonable(getattr(msg, name), slot, max_array, max_str) for name, slot in _fields(type(msg))
     }
+
+
+_SECONDS_TYPES = ("builtin_interfaces/msg/Duration", "builtin_interfaces/msg/Time")
+
+
+def to_jsonable(value: Any, slot: Any) -> Any:
+    """One field's value for the model; a Duration or Time reads as seconds."""
+    if isinstance(slot, NamespacedType) and "/".join([*slot.namespaces, slot.name]) in _SECONDS_TYPES:
+        return round(value.sec + value.nanosec / 1e9, 3)
+    return _to_jsonable(value, slot, 64, 500)
 
 
 def _to_jsonable(value: Any, slot: Any, max_array: int, max_str: int) -> Any:

@@ -38,14 +38,16 @@ from harness_ros.config import ToolBinding
 from harness_ros.errors import ToolError
 from harness_ros.ros.interfaces import (
     FieldError,
+    binding_schema,
     field_type,
     fill_message,
     get_field,
     import_interface,
     message_to_jsonable,
-    schema_for_message,
+    to_jsonable,
 )
-from harness_ros.tools.contracts import CancelToken, FeedbackSink, Tool, ToolSpec, failure, success
+from harness_ros.tools.binding import BindingError, binding_spec, check_definition_budget
+from harness_ros.tools.contracts import CancelToken, FeedbackSink, Tool, failure, success
 
 if TYPE_CHECKING:
     from rclpy.callback_groups import CallbackGroup
@@ -119,31 +121,73 @@ class _RosTool:
     _unsent = ""
     """What had not happened yet when the operator cancelled while waiting for the server."""
 
-    def __init__(self, node: Node, binding: ToolBinding, request_class: type, result_class: type) -> None:
+    def __init__(
+        self,
+        node: Node,
+        binding: ToolBinding,
+        request_class: type,
+        result_class: type,
+        feedback_class: type | None = None,
+    ) -> None:
         self._node = node
         self._binding = binding
         self._request_class = request_class
         self._logger = node.get_logger()
-        schema = binding.input_schema or schema_for_message(
-            request_class, required=binding.required_arguments
-        )
-        self.spec = ToolSpec(
-            name=binding.name,
-            description=binding.description,
-            input_schema=schema,
-            physical=binding.physical,
-            evaluated=binding.evaluated,
-            post_condition=binding.post_condition,
-            segment=binding.segment,
-            base_motion=binding.base_motion,
-            distance_argument=binding.distance_argument,
-            direction_argument=binding.direction_argument,
-            signed_distance=binding.signed_distance,
-            requires_approval=binding.requires_approval,
-            timeout_s=binding.timeout_s,
-        )
+        schema, self._compiled = binding_schema(binding)
+        self.spec = binding_spec(binding, schema)
+        check_definition_budget(self.spec, binding.max_definition_tokens)
         self._success_field = self._checked_field(result_class, "success_field", "boolean")
         self._message_field = self._checked_field(result_class, "message_field", "string")
+        self._result_fields = _projection(binding, result_class, "result_fields")
+        self._feedback_fields = (
+            _projection(binding, feedback_class, "feedback_fields") if feedback_class is not None else None
+        )
+        self._error_code_field = self._checked_error_code(result_class)
+        if self._compiled is not None:
+            self._check_constants()
+
+    def _check_constants(self) -> None:
+        """Build the goal of every lookup entry now, so a bad constant or table value fails
+        at start-up naming its field, not at the model's first call."""
+        assert self._compiled is not None
+        samples: list[dict[str, Any]] = [{}]
+        for name, spec in self._compiled.arguments.items():
+            if spec.lookup is not None:
+                samples = [{**s, name: key} for s in samples for key in self._binding.lookups[spec.lookup]]
+        for sample in samples:
+            try:
+                fill_message(
+                    self._request_class, self._compiled.build(sample, now=lambda: {"sec": 0, "nanosec": 0})
+                )
+            except (FieldError, BindingError) as err:
+                raise ToolError(f"tool {self._binding.name!r}: {err}") from None
+
+    def _checked_error_code(self, result_class: type) -> str | None:
+        dotted = self._binding.error_code_field
+        if dotted is None:
+            return None
+        slot = field_type(result_class, dotted)
+        if not isinstance(slot, BasicType) or slot.typename not in _INT_TYPES:
+            msg = (
+                f"tool {self._binding.name!r}: error_code_field {dotted!r} "
+                f"is not an integer field of the {self._binding.type} result"
+            )
+            raise ToolError(msg)
+        return dotted
+
+    def _now(self) -> dict[str, int]:
+        # The node clock: sim time when use_sim_time is set, so stamps match the robot's TF.
+        sec, nanosec = self._node.get_clock().now().seconds_nanoseconds()
+        return {"sec": int(sec), "nanosec": int(nanosec)}
+
+    def _build_request(self, arguments: dict[str, Any]) -> Any:
+        if self._compiled is None:
+            return fill_message(self._request_class, arguments)
+        try:
+            goal = self._compiled.build(arguments, now=self._now)
+        except BindingError as err:
+            raise FieldError(str(err)) from None
+        return fill_message(self._request_class, goal)
 
     def _checked_field(self, result_class: type, role: str, wanted: str) -> str | None:
         """The configured field if the result has it with the right type; None when an
@@ -195,7 +239,7 @@ class _RosTool:
     ) -> dict[str, Any]:
         """Build the request, wait (bounded) for the server, then ``_send``."""
         try:
-            request = fill_message(self._request_class, arguments)
+            request = self._build_request(arguments)
         except FieldError as err:
             return failure(f"invalid arguments for {self.spec.name!r}: {err}")
         if self.spec.base_motion:
@@ -230,9 +274,16 @@ class _RosTool:
 
     def _read_result(self, result: Any, run_id: str, status: str | None) -> dict[str, Any]:
         """Envelope for a result the server delivered. ``status`` None means a service reply."""
-        jsonable = message_to_jsonable(result)
+        jsonable = _project(result, self._result_fields)
         message = self._reason_text(result)
         where = f"{self.kind} {self._endpoint()!r}"
+        if self._error_code_field is not None:
+            code = int(get_field(result, self._error_code_field))
+            if code not in self._binding.success_codes:
+                word = self._binding.error_codes.get(code, "unlisted error code")
+                verb = "reported" if status in (None, "succeeded") else f"{status} the goal"
+                reason = f"{where} {verb}: {word} (error code {code})" + (f": {message}" if message else "")
+                return failure(reason, run_id=run_id, error=word, error_code=code, result=jsonable)
         if status is not None and status != "succeeded":
             verb = f"{status} the goal" if status in ("aborted", "canceled") else f"ended the goal {status}"
             reason = f"{where} {verb}" + (f": {message}" if message else "")
@@ -269,7 +320,7 @@ class _GoalRun:
     def on_feedback(self, message: Any) -> None:
         if self._abandoned:
             return  # the tool has returned; feedback of a goal being cancelled is noise
-        jsonable = message_to_jsonable(message.feedback)
+        jsonable = _project(message.feedback, self._tool._feedback_fields)
         self.latest_feedback = jsonable
         self._tool._notify(self._sink, jsonable)
 
@@ -314,7 +365,13 @@ class ActionTool(_RosTool):
         if binding.action is None:
             raise ToolError(f"tool {binding.name!r}: not an action binding")
         action_type = import_interface(binding.type)
-        super().__init__(node, binding, action_type.Goal, action_type.Result)  # type: ignore[attr-defined]
+        super().__init__(
+            node,
+            binding,
+            action_type.Goal,  # type: ignore[attr-defined]
+            action_type.Result,  # type: ignore[attr-defined]
+            action_type.Feedback,  # type: ignore[attr-defined]
+        )
         self._client = ActionClient(node, action_type, binding.action, callback_group=callback_group)
         self._name = node.resolve_topic_name(binding.action, only_expand=True)
         # What a ClientGoalHandle made for cancelling by id needs as its goal response.
@@ -432,6 +489,34 @@ class ActionTool(_RosTool):
         return failure(
             f"{why}; cancel not confirmed by {self._name!r} (the goal may still be running)", **extra
         )
+
+
+_INT_TYPES = frozenset(
+    {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "char", "octet"}
+)
+
+
+def _projection(binding: ToolBinding, msg_class: type, role: str) -> dict[str, tuple[str, Any]] | None:
+    """Model-facing name -> (field path, rosidl type) of a result or feedback projection."""
+    fields: dict[str, str] | None = getattr(binding, role)
+    if fields is None:
+        return None
+    out = {}
+    for name, dotted in fields.items():
+        slot = field_type(msg_class, dotted)
+        if slot is None:
+            kind = "result" if role == "result_fields" else "feedback"
+            msg = f"tool {binding.name!r}: {role}.{name}: {dotted!r} is not a {kind} field of {binding.type}"
+            raise ToolError(msg)
+        out[name] = (dotted, slot)
+    return out
+
+
+def _project(msg: Any, fields: dict[str, tuple[str, Any]] | None) -> dict[str, Any]:
+    """The named fields of a result or feedback (all of it without a projection)."""
+    if fields is None:
+        return message_to_jsonable(msg)
+    return {name: to_jsonable(get_field(msg, dotted), slot) for name, (dotted, slot) in fields.items()}
 
 
 def _final_status(run: _GoalRun) -> int | None:

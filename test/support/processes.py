@@ -17,11 +17,12 @@ SERVERS = Path(__file__).resolve().parent / "action_servers.py"
 
 
 class ServerProcess:
-    """One action_servers.py process running ``behaviour`` on the ROS domain of ``env``."""
+    """One action_servers.py (or ``script``) process running ``behaviour`` on the ROS
+    domain of ``env``."""
 
-    def __init__(self, behaviour: str, env: dict[str, str]) -> None:
+    def __init__(self, behaviour: str, env: dict[str, str], *, script: Path = SERVERS) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(SERVERS), behaviour],
+            [sys.executable, str(script), behaviour],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -1,0 +1,158 @@
+"""The servers config/robot_nav2.yaml binds, as a separate process, for the preset tests.
+
+    python test/support/preset_servers.py BEHAVIOUR
+
+serves (types from the nav2_msgs / control_msgs test stand-ins and std_srvs):
+- ``/navigate_to_pose``  nav2_msgs/action/NavigateToPose (one feedback, then the result)
+- ``/drive_on_heading``, ``/backup``, ``/spin``  Nav2 behaviour actions
+- ``/arm_controller/follow_joint_trajectory``  control_msgs/action/FollowJointTrajectory
+- ``/gripper_controller/gripper_cmd``  control_msgs/action/GripperCommand
+- ``/arm_driver/reset_faults`` std_srvs/srv/Trigger, ``/arm_driver/enable_motors`` std_srvs/srv/SetBool
+and publishes ``/clock`` at 1000.25 s of sim time, so a client with use_sim_time reads it.
+
+BEHAVIOUR ``succeed``: every goal succeeds with error code 0; ``fail``: actions abort
+with their type's error code (navigation: 208 no valid path; trajectories: -5 goal
+tolerance violated; the gripper stalls short of its goal, which is still a success),
+services answer success false.
+
+Each goal or request is printed as one line ``goal <server> <json>`` (the message as
+harness_ros.ros.interfaces.message_to_jsonable gives it), so a test can compare it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import rclpy
+from builtin_interfaces.msg import Duration, Time
+from control_msgs.action import FollowJointTrajectory, GripperCommand
+from nav2_msgs.action import BackUp, DriveOnHeading, NavigateToPose, Spin
+from rclpy.action import ActionServer
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from std_srvs.srv import SetBool, Trigger
+
+from harness_ros.ros.interfaces import message_to_jsonable
+
+SIM_TIME = Time(sec=1000, nanosec=250_000_000)
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+class PresetServers(Node):
+    def __init__(self, behaviour: str) -> None:
+        super().__init__("preset_servers")
+        self.fail = behaviour == "fail"
+        group = ReentrantCallbackGroup()
+        self._servers = [
+            ActionServer(self, NavigateToPose, "/navigate_to_pose", self._navigate, callback_group=group),
+            ActionServer(
+                self, DriveOnHeading, "/drive_on_heading", self._behaviour(723), callback_group=group
+            ),
+            ActionServer(self, BackUp, "/backup", self._behaviour(714), callback_group=group),
+            ActionServer(self, Spin, "/spin", self._behaviour(703), callback_group=group),
+            ActionServer(
+                self,
+                FollowJointTrajectory,
+                "/arm_controller/follow_joint_trajectory",
+                self._trajectory,
+                callback_group=group,
+            ),
+            ActionServer(
+                self, GripperCommand, "/gripper_controller/gripper_cmd", self._gripper, callback_group=group
+            ),
+        ]
+        self.create_service(Trigger, "/arm_driver/reset_faults", self._trigger, callback_group=group)
+        self.create_service(SetBool, "/arm_driver/enable_motors", self._set_bool, callback_group=group)
+        self._clock_pub = self.create_publisher(Clock, "/clock", 10)
+        self.create_timer(0.05, lambda: self._clock_pub.publish(Clock(clock=SIM_TIME)), callback_group=group)
+
+    def _log(self, server: str, request: object) -> None:
+        say(f"goal {server} {json.dumps(message_to_jsonable(request), sort_keys=True)}")
+
+    def _navigate(self, handle: object) -> NavigateToPose.Result:
+        self._log("navigate_to_pose", handle.request)  # type: ignore[attr-defined]
+        feedback = NavigateToPose.Feedback(
+            distance_remaining=1.5,
+            navigation_time=Duration(sec=2, nanosec=500_000_000),
+            number_of_recoveries=1,
+        )
+        handle.publish_feedback(feedback)  # type: ignore[attr-defined]
+        if self.fail:
+            handle.abort()  # type: ignore[attr-defined]
+            return NavigateToPose.Result(error_code=208, error_msg="no path around the sofa")
+        handle.succeed()  # type: ignore[attr-defined]
+        return NavigateToPose.Result(error_code=0)
+
+    def _behaviour(self, fail_code: int) -> object:
+        def run(handle: object) -> object:
+            goal = handle.request  # type: ignore[attr-defined]
+            action = {DriveOnHeading.Goal: DriveOnHeading, BackUp.Goal: BackUp, Spin.Goal: Spin}[type(goal)]
+            self._log(action.__name__, goal)
+            result = action.Result(total_elapsed_time=Duration(sec=3, nanosec=0))
+            if self.fail:
+                handle.abort()  # type: ignore[attr-defined]
+                result.error_code = fail_code
+                result.error_msg = "obstacle in the way"
+                return result
+            handle.succeed()  # type: ignore[attr-defined]
+            return result
+
+        return run
+
+    def _trajectory(self, handle: object) -> FollowJointTrajectory.Result:
+        goal = handle.request  # type: ignore[attr-defined]
+        self._log("follow_joint_trajectory", goal)
+        if self.fail:
+            handle.abort()  # type: ignore[attr-defined]
+            return FollowJointTrajectory.Result(error_code=-5, error_string="wrist_1_joint off by 0.2 rad")
+        handle.succeed()  # type: ignore[attr-defined]
+        return FollowJointTrajectory.Result(error_code=0)
+
+    def _gripper(self, handle: object) -> GripperCommand.Result:
+        goal = handle.request  # type: ignore[attr-defined]
+        self._log("gripper_cmd", goal)
+        handle.succeed()  # type: ignore[attr-defined]
+        if self.fail:  # closed on an object: stalled before the commanded gap
+            return GripperCommand.Result(position=0.031, effort=40.0, stalled=True, reached_goal=False)
+        return GripperCommand.Result(
+            position=goal.command.position, effort=2.0, stalled=False, reached_goal=True
+        )
+
+    def _trigger(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self._log("reset_faults", request)
+        response.success = not self.fail
+        response.message = "driver refused: e-stop pressed" if self.fail else "faults cleared"
+        return response
+
+    def _set_bool(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        self._log("enable_motors", request)
+        response.success = not self.fail
+        response.message = "e-stop pressed" if self.fail else f"motors {'on' if request.data else 'off'}"
+        return response
+
+
+def main() -> int:
+    behaviour = sys.argv[1] if len(sys.argv) > 1 else "succeed"
+    rclpy.init()
+    node = PresetServers(behaviour)
+    executor = MultiThreadedExecutor()
+    executor.add_node(node)
+    say("ready")
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
