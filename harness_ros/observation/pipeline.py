@@ -9,7 +9,8 @@ never imports ROS.
 Range conventions follow REP 117: NaN is an error (ignored), ``+inf`` means
 "nothing within range" (free up to the sensor's maximum), ``-inf`` means
 "closer than the minimum range" (no clearance). Finite readings outside
-``[range_min, range_max]`` are ignored.
+``[range_min, range_max]`` are ignored. Clearance geometry (sensor mounts, the
+footprint's swept corridors) is in ``harness_ros.observation.geometry``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ import numpy as np
 from rosbags.image import ImageError, compressed_image_to_cvimage, message_to_cvimage
 
 from harness_ros.observation.contracts import DIRECTIONS, DepthRegion
+from harness_ros.observation.geometry import (
+    DEFAULT_MIN_VALID_FRACTION,
+    DEFAULT_MIN_VALID_READINGS,
+    Footprint,
+    SensorMount,
+    corridor_clearance,
+)
 
 __all__ = [
     "DEPTH_REGION_NAMES",
@@ -54,9 +62,6 @@ DIRECTION_ANGLES_RAD: Mapping[str, float] = {
     "right": -math.pi / 2,
 }
 """Centre of each clearance sector in the robot frame (REP 103: x forward, y left)."""
-
-_SECTOR_HALF_WIDTH_RAD = math.pi / 4
-_ANGLE_EPS = 1e-9  # a beam exactly on a sector edge counts for both sectors
 
 _DEPTH_MM_ENCODINGS = frozenset({"16UC1", "mono16"})
 _DEPTH_M_ENCODINGS = frozenset({"32FC1"})
@@ -335,26 +340,29 @@ def render_depth_preview(
 
 # --------------------------------------------------------------------------- clearance
 
-
-def _usable_range(value: float, range_min: float, range_max: float) -> float | None:
-    """REP 117 reading -> a distance known to be free, or None when it says nothing."""
-    if math.isnan(value):
-        return None
-    if value == math.inf:
-        return range_max
-    if value == -math.inf:
-        return 0.0
-    if value < range_min or value > range_max:
-        return None
-    return value
+_TOO_CLOSE_M = 1e-6
+"""Where a -inf reading (REP 117: closer than the minimum range) puts its obstacle: at the
+sensor, just along the ray, so it counts for the direction the ray points at."""
 
 
-def _clearance(nearest: float | None, footprint_radius_m: float) -> float | None:
-    return None if nearest is None else max(0.0, nearest - footprint_radius_m)
+def _free_distances(values: np.ndarray, range_min: Any, range_max: Any) -> np.ndarray:
+    """REP 117 readings -> distance known free along each ray; NaN when a reading says nothing.
+
+    +inf: free up to range_max; -inf: an obstacle at the sensor; NaN and finite readings
+    outside [range_min, range_max]: nothing.
+    """
+    free = values.copy()  # NaN stays NaN: an error reading says nothing
+    free[values == np.inf] = np.broadcast_to(range_max, values.shape)[values == np.inf]
+    free[values == -np.inf] = _TOO_CLOSE_M
+    finite = np.isfinite(values)
+    free[finite & ((values < range_min) | (values > range_max))] = np.nan
+    return free
 
 
-def _wrap(angle: np.ndarray) -> np.ndarray:
-    return (angle + np.pi) % (2 * np.pi) - np.pi
+def _footprint_of(footprint: Footprint | None, footprint_radius_m: float | None) -> Footprint:
+    if (footprint is None) == (footprint_radius_m is None):
+        raise ValueError("give exactly one of footprint or footprint_radius_m")
+    return footprint if footprint is not None else Footprint.circle(float(footprint_radius_m or 0.0))
 
 
 def clearance_from_scan(
@@ -364,50 +372,75 @@ def clearance_from_scan(
     range_min: float,
     range_max: float,
     *,
-    footprint_radius_m: float,
+    footprint_radius_m: float | None = None,
+    footprint: Footprint | None = None,
+    mount: SensorMount | None = None,
     angle_offset_rad: float = 0.0,
+    min_valid_fraction: float = DEFAULT_MIN_VALID_FRACTION,
+    min_valid_beams: int = DEFAULT_MIN_VALID_READINGS,
 ) -> dict[str, float | None]:
-    """Free distance beyond the footprint in four +-45 degree sectors of a LaserScan.
+    """Free distance beyond the footprint edge in each direction, from one LaserScan.
 
+    ``mount`` is the scanner's pose in the base frame (default: at the base centre);
     ``angle_offset_rad`` is the robot's forward direction in the scan frame (a scanner
-    mounted backwards has pi). The scanner is assumed at the base centre. Each value is
-    the nearest usable reading in the sector minus ``footprint_radius_m``, floored at 0;
-    None when the sector has no usable reading.
+    mounted backwards has pi), applied on top of the mount's yaw. The footprint is a
+    ``Footprint`` or, for a circle, ``footprint_radius_m``. Each beam's endpoint is moved
+    into the base frame and each direction measures its swept corridor (see
+    ``harness_ros.observation.geometry``). A direction is None when fewer than
+    ``min_valid_fraction`` of the beams looking down its corridor, or fewer than
+    ``min_valid_beams``, are usable.
     """
-    values = np.asarray(ranges, dtype=np.float64)
-    angles = angle_min + angle_increment * np.arange(values.size) - angle_offset_rad
-    free = values.copy()  # NaN stays NaN: an error reading says nothing
-    free[values == np.inf] = range_max
-    free[values == -np.inf] = 0.0
-    finite = np.isfinite(values)
-    free[finite & ((values < range_min) | (values > range_max))] = np.nan
-    result: dict[str, float | None] = {}
-    for direction in DIRECTIONS:
-        offset = np.abs(_wrap(angles - DIRECTION_ANGLES_RAD[direction]))
-        sector = free[(offset <= _SECTOR_HALF_WIDTH_RAD + _ANGLE_EPS) & ~np.isnan(free)]
-        nearest = float(sector.min()) if sector.size else None
-        result[direction] = _clearance(nearest, footprint_radius_m)
-    return result
+    shape = _footprint_of(footprint, footprint_radius_m)
+    pose = mount or SensorMount()
+    values = np.asarray(ranges, dtype=np.float64).ravel()
+    sensor_angles = angle_min + angle_increment * np.arange(values.size)
+    return corridor_clearance(
+        shape,
+        origin_x=pose.x_m,
+        origin_y=pose.y_m,
+        angle=pose.base_angle(sensor_angles) - angle_offset_rad,
+        distance=_free_distances(values, range_min, range_max),
+        reach=range_max,
+        min_valid_fraction=min_valid_fraction,
+        min_valid_readings=min_valid_beams,
+    )
 
 
 def clearance_from_ranges(
-    readings: Mapping[str, RangeLike | None], *, footprint_radius_m: float
+    readings: Mapping[str, RangeLike | None],
+    *,
+    footprint_radius_m: float | None = None,
+    footprint: Footprint | None = None,
+    mounts: Mapping[str, SensorMount] | None = None,
+    min_valid_fraction: float = DEFAULT_MIN_VALID_FRACTION,
 ) -> dict[str, float | None]:
-    """Free distance beyond the footprint from one sensor_msgs/Range per direction.
+    """Free distance beyond the footprint edge from one sensor_msgs/Range per direction.
 
-    Ranges are taken as distances from the base centre; a missing or unusable reading
-    gives None for its direction.
+    ``mounts`` gives each sensor's pose in the base frame; a sensor without one sits at the
+    base centre facing its direction. The reading is taken on the sensor's axis. A missing
+    or unusable reading leaves the directions it looks down unknown (None).
     """
     unknown = set(readings) - set(DIRECTIONS)
     if unknown:
         raise ValueError(f"unknown clearance directions {sorted(unknown)!r}; expected {list(DIRECTIONS)!r}")
-    result: dict[str, float | None] = {}
-    for direction in DIRECTIONS:
-        reading = readings.get(direction)
-        nearest = (
-            None
-            if reading is None
-            else _usable_range(float(reading.range), float(reading.min_range), float(reading.max_range))
-        )
-        result[direction] = _clearance(nearest, footprint_radius_m)
-    return result
+    shape = _footprint_of(footprint, footprint_radius_m)
+    present = [(d, r) for d in DIRECTIONS if (r := readings.get(d)) is not None]
+    if not present:
+        return dict.fromkeys(DIRECTIONS)
+    poses = [
+        (mounts or {}).get(direction) or SensorMount(yaw_rad=DIRECTION_ANGLES_RAD[direction])
+        for direction, _ in present
+    ]
+    values = np.array([float(r.range) for _, r in present])
+    range_min = np.array([float(r.min_range) for _, r in present])
+    range_max = np.array([float(r.max_range) for _, r in present])
+    return corridor_clearance(
+        shape,
+        origin_x=np.array([pose.x_m for pose in poses]),
+        origin_y=np.array([pose.y_m for pose in poses]),
+        angle=np.array([pose.base_angle(0.0) for pose in poses]),
+        distance=_free_distances(values, range_min, range_max),
+        reach=range_max,
+        min_valid_fraction=min_valid_fraction,
+        min_valid_readings=1,
+    )

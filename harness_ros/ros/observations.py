@@ -5,6 +5,11 @@ it) under one lock; all decoding, resizing and JPEG encoding happens when the
 harness asks, in its own thread. Freshness comes from header stamps against the
 node's clock, so ``use_sim_time`` and bag replay work; an old frame is labelled
 stale with its age, never passed off as current.
+
+Clearance sensors sit where ``observations.clearance.scan_mount`` / ``range_mounts``
+put them. When ``tf2_msgs`` is importable (a ROS install; the pip wheels lack it),
+``/tf_static`` from the base frame to each reading's ``frame_id`` is used instead, and a
+mismatch with the config is logged once, as soon as both are known.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from rclpy.node import Node
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import CompressedImage, Image, LaserScan, Range
 
-from harness_ros.config import ObservationConfig, ViewTopic
+from harness_ros.config import ClearanceConfig, ObservationConfig, SensorMountConfig, ViewTopic
 from harness_ros.errors import ConfigError
 from harness_ros.observation.contracts import (
     DIRECTIONS,
@@ -28,7 +33,9 @@ from harness_ros.observation.contracts import (
     Observation,
     ViewImage,
 )
+from harness_ros.observation.geometry import Footprint, SensorMount, mount_from_transforms
 from harness_ros.observation.pipeline import (
+    DIRECTION_ANGLES_RAD,
     FrameDecodeError,
     clearance_from_ranges,
     clearance_from_scan,
@@ -42,9 +49,11 @@ from harness_ros.observation.pipeline import (
 )
 from harness_ros.ros.qos import qos_for
 
-__all__ = ["RosObservationSource", "stamp_to_seconds"]
+__all__ = ["RosObservationSource", "configured_mounts", "stamp_to_seconds"]
 
 _LOG_THROTTLE_S = 5.0
+_MOUNT_TOLERANCE_M = 0.02
+_MOUNT_TOLERANCE_RAD = 0.035  # 2 degrees
 
 
 def stamp_to_seconds(stamp: Any) -> float:
@@ -83,6 +92,24 @@ def _freshness(label: str, stamp: float, now: float, max_age_s: float, notes: li
     return _Freshness(stamp, age, stale=age > max_age_s)
 
 
+def _mount(config: SensorMountConfig, default_yaw_rad: float) -> SensorMount:
+    yaw = default_yaw_rad if config.yaw_rad is None else config.yaw_rad
+    return SensorMount(config.x_m, config.y_m, yaw, upside_down=config.upside_down)
+
+
+def configured_mounts(clearance: ClearanceConfig) -> dict[str, SensorMount]:
+    """Each clearance sensor's mount from the config: ``scan`` or the four directions."""
+    if clearance.scan_topic is not None:
+        mount = _mount(clearance.scan_mount, 0.0)
+        # scan_angle_offset_rad is the robot's forward in the scan frame: a further yaw of minus that
+        yaw = mount.yaw_rad - clearance.scan_angle_offset_rad
+        return {"scan": SensorMount(mount.x_m, mount.y_m, yaw, upside_down=mount.upside_down)}
+    return {
+        direction: _mount(clearance.range_mounts.get(direction, SensorMountConfig()), angle)
+        for direction, angle in DIRECTION_ANGLES_RAD.items()
+    }
+
+
 def _select_views(config: ObservationConfig, views: Sequence[str] | None) -> dict[str, str]:
     """Model-Visible View name -> its key in ``observations.views`` (all views when None).
 
@@ -118,13 +145,26 @@ class RosObservationSource:
         node: Node,
         config: ObservationConfig,
         *,
-        footprint_radius_m: float,
+        footprint: Footprint | None = None,
+        footprint_radius_m: float | None = None,
         views: Sequence[str] | None = None,
         callback_group: Any = None,
     ) -> None:
+        """``footprint`` (``Footprint.from_config(config.safety)``), or a circle of
+        ``footprint_radius_m``."""
+        if (footprint is None) == (footprint_radius_m is None):
+            raise ValueError("give exactly one of footprint or footprint_radius_m")
         self._node = node
         self._config = config
-        self._footprint_radius_m = footprint_radius_m
+        self._footprint = (
+            footprint if footprint is not None else Footprint.circle(float(footprint_radius_m or 0))
+        )
+        clearance = config.clearance
+        self._mounts = {} if clearance is None else configured_mounts(clearance)
+        self._tf_static: dict[str, Any] | None = None  # child frame -> TransformStamped
+        self._tf_version = 0
+        self._mount_cache: dict[tuple[str, str], SensorMount] = {}
+        self._mount_reports: dict[tuple[str, str], str] = {}
         self._cond = threading.Condition()
         self._subscriptions: list[Subscription] = []
         self._callback_group = callback_group
@@ -159,6 +199,35 @@ class RosObservationSource:
                 key = f"observations.clearance.range_topics.{direction}"
                 topic = clearance.range_topics[direction]
                 self._range_slots[direction] = self._subscribe(Range, topic, clearance.qos, key)
+        if clearance is not None:
+            self._subscribe_tf_static()
+
+    def _subscribe_tf_static(self) -> None:
+        try:
+            from tf2_msgs.msg import TFMessage
+        except ImportError:
+            return  # the pip install has no tf2_msgs: the config's mounts are used
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+        # /tf_static is latched: every publisher's last message reaches a late subscriber
+        qos = QoSProfile(
+            depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        self._tf_static = {}
+
+        def store(msg: Any) -> None:
+            with self._cond:
+                assert self._tf_static is not None
+                for transform in msg.transforms:
+                    self._tf_static[str(transform.child_frame_id).lstrip("/")] = transform
+                self._tf_version += 1
+            self.check_mounts()
+
+        self._subscriptions.append(
+            self._node.create_subscription(
+                TFMessage, "/tf_static", store, qos, callback_group=self._callback_group
+            )
+        )
 
     def _subscribe(self, msg_type: type, topic: str, qos: str, key: str) -> _Slot:
         slot = _Slot(topic)
@@ -178,7 +247,10 @@ class RosObservationSource:
             with self._cond:
                 slot.msg = msg
                 slot.count += 1
+                first = slot.count == 1
                 self._cond.notify_all()
+            if first and (slot is self._scan_slot or slot in self._range_slots.values()):
+                self.check_mounts()  # report a mount mismatch at start-up, not at the first move
 
         return store
 
@@ -235,6 +307,57 @@ class RosObservationSource:
             return self._cond.wait_for(
                 lambda: all(slot.count > 0 for slot in slots), timeout=max(0.0, timeout_s)
             )
+
+    def check_mounts(self) -> list[str]:
+        """Compare the configured mounts with the readings' frames (and /tf_static when
+        available); each mismatch is logged once. Returns every mismatch found so far."""
+        with self._cond:
+            sensors = [("scan", self._scan_slot.msg)] if self._scan_slot is not None else []
+            sensors += [(direction, slot.msg) for direction, slot in self._range_slots.items()]
+        for sensor, msg in sensors:
+            if msg is not None:
+                self._mount_of(sensor, str(msg.header.frame_id))
+        with self._cond:
+            return list(self._mount_reports.values())
+
+    def _mount_of(self, sensor: str, frame_id: str) -> SensorMount:
+        """The mount used for ``sensor``'s reading in ``frame_id``: /tf_static when it knows the
+        frame, else the config."""
+        configured = self._mounts[sensor]
+        clearance = self._config.clearance
+        assert clearance is not None
+        frame, base = frame_id.lstrip("/"), clearance.base_frame.lstrip("/")
+        with self._cond:
+            cached = self._mount_cache.get((sensor, frame))
+            if cached is not None:
+                return cached
+            transforms = None if self._tf_static is None else list(self._tf_static.values())
+            version = self._tf_version
+        key = "scan_mount" if sensor == "scan" else f"range_mounts.{sensor}"
+        key = f"observations.clearance.{key}"
+        source, found = "/tf_static", None
+        if transforms is not None and frame:
+            found = mount_from_transforms(transforms, base, frame)
+        elif frame == base:
+            source, found = f"its frame_id {frame!r} (the base frame itself)", SensorMount()
+        mount = configured if found is None or source != "/tf_static" else found
+        if found is not None and found.differs_from(
+            configured, tolerance_m=_MOUNT_TOLERANCE_M, tolerance_rad=_MOUNT_TOLERANCE_RAD
+        ):
+            used = "using /tf_static" if mount is found else "using the config"
+            text = (
+                f"clearance: the {sensor} sensor is at {found.describe()} according to {source}, "
+                f"but {key} places it at {configured.describe()}; {used}"
+            )
+            with self._cond:
+                report = (sensor, frame) not in self._mount_reports
+                self._mount_reports[(sensor, frame)] = text
+            if report:
+                self._node.get_logger().warning(text)
+        with self._cond:
+            if version == self._tf_version and (transforms is None or found is not None):
+                self._mount_cache[(sensor, frame)] = mount  # recomputed when /tf_static changes
+        return mount
 
     def stats(self) -> dict[str, int]:
         """Messages received per resolved topic name (for benchmarks and diagnostics)."""
@@ -298,8 +421,10 @@ class RosObservationSource:
                 scan.angle_increment,
                 scan.range_min,
                 scan.range_max,
-                footprint_radius_m=self._footprint_radius_m,
-                angle_offset_rad=clearance.scan_angle_offset_rad,
+                footprint=self._footprint,
+                mount=self._mount_of("scan", str(scan.header.frame_id)),
+                min_valid_fraction=clearance.min_valid_fraction,
+                min_valid_beams=clearance.min_valid_beams,
             )
             stamp = stamp_to_seconds(scan.header.stamp)
         else:
@@ -310,7 +435,13 @@ class RosObservationSource:
                     notes.append(f"clearance: no {direction} range received on {topic!r}")
             if not present:
                 return Clearance(None, None, None, None, stamp=None, age_s=None, stale=True)
-            values = clearance_from_ranges(present, footprint_radius_m=self._footprint_radius_m)
+            mounts = {d: self._mount_of(d, str(msg.header.frame_id)) for d, msg in present.items()}
+            values = clearance_from_ranges(
+                present,
+                footprint=self._footprint,
+                mounts=mounts,
+                min_valid_fraction=clearance.min_valid_fraction,
+            )
             # the oldest reading decides: one stale sensor makes the whole reading stale
             stamp = min(stamp_to_seconds(msg.header.stamp) for msg in present.values())
         fresh = _freshness("clearance", stamp, now, clearance.max_age_s, notes)
