@@ -18,7 +18,7 @@ from support.scan_publisher import wall_ranges
 
 from harness_ros.config import load_config
 from harness_ros.errors import ConfigError
-from harness_ros.observation.geometry import Footprint, SensorMount, mount_from_transforms
+from harness_ros.observation.geometry import Footprint, SensorMount, mount_from_transforms, resolve_mount
 from harness_ros.observation.pipeline import clearance_from_ranges, clearance_from_scan
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -279,3 +279,21 @@ def test_mount_from_a_tf_static_chain() -> None:
     assert not mount.differs_from(
         SensorMount(0.21, 0.05, math.pi / 2 + 0.01), tolerance_m=0.02, tolerance_rad=0.035
     )
+
+
+def test_tf_static_wins_over_the_config_and_a_mismatch_is_flagged() -> None:
+    configured = SensorMount(0.25)
+    transforms = [transform("base_link", "laser", 0.10, 0.0, 0.0)]
+    check = resolve_mount(configured, frame_id="laser", base_frame="base_link", transforms=transforms)
+    assert check.mount == SensorMount(0.10) and check.mismatch and check.source == "/tf_static"
+    # /tf_static that agrees within 2 cm: no report
+    close = [transform("base_link", "laser", 0.26, 0.0, 0.0)]
+    assert not resolve_mount(configured, frame_id="laser", base_frame="base_link", transforms=close).mismatch
+    # /tf_static without the frame (yet): the config, and ask again later
+    pending = resolve_mount(configured, frame_id="laser", base_frame="base_link", transforms=[])
+    assert pending.mount is configured and not pending.final and not pending.mismatch
+    # no tf2_msgs (the pip install): the config; a scan stamped in the base frame says "at the centre"
+    plain = resolve_mount(configured, frame_id="laser", base_frame="base_link", transforms=None)
+    assert plain.mount is configured and not plain.mismatch
+    in_base = resolve_mount(configured, frame_id="/base_link", base_frame="base_link", transforms=None)
+    assert in_base.mount is configured and in_base.mismatch and "frame_id 'base_link'" in in_base.source

@@ -33,14 +33,21 @@ from harness_ros.observation.contracts import DIRECTIONS
 __all__ = [
     "DEFAULT_MIN_VALID_FRACTION",
     "DEFAULT_MIN_VALID_READINGS",
+    "MOUNT_TOLERANCE_M",
+    "MOUNT_TOLERANCE_RAD",
     "Footprint",
+    "MountCheck",
     "SensorMount",
     "corridor_clearance",
     "mount_from_transforms",
+    "resolve_mount",
 ]
 
 DEFAULT_MIN_VALID_FRACTION = 0.5
 DEFAULT_MIN_VALID_READINGS = 3
+MOUNT_TOLERANCE_M = 0.02
+MOUNT_TOLERANCE_RAD = math.radians(2.0)
+"""A mount from /tf_static further than this from the config's is reported."""
 
 _AXES: Mapping[str, tuple[float, float]] = {
     "forward": (1.0, 0.0),
@@ -254,3 +261,46 @@ def mount_from_transforms(
     yaw = math.atan2(rotation[1, 0], rotation[0, 0])
     upside_down = bool(rotation[2, 2] < 0.0)
     return SensorMount(float(translation[0]), float(translation[1]), yaw, upside_down=upside_down)
+
+
+@dataclass(frozen=True)
+class MountCheck:
+    """Which mount a reading is placed with, and what its frames say about it."""
+
+    mount: SensorMount
+    """The mount clearance uses: /tf_static's when it knows the frame, else the config's."""
+    configured: SensorMount
+    found: SensorMount | None
+    """The mount the frames give (None: they say nothing)."""
+    source: str
+    """Where ``found`` comes from, for the report."""
+    final: bool
+    """False while /tf_static may still bring the frame (check again later)."""
+
+    @property
+    def mismatch(self) -> bool:
+        """The frames place the sensor elsewhere than the config does."""
+        return self.found is not None and self.found.differs_from(
+            self.configured, tolerance_m=MOUNT_TOLERANCE_M, tolerance_rad=MOUNT_TOLERANCE_RAD
+        )
+
+
+def resolve_mount(
+    configured: SensorMount, *, frame_id: str, base_frame: str, transforms: Iterable[Any] | None
+) -> MountCheck:
+    """The mount of a reading stamped in ``frame_id``.
+
+    With ``transforms`` (the /tf_static messages; None when tf2_msgs is not installed)
+    the chain from ``base_frame`` to the frame wins over ``configured``; without them the
+    config is used, and a reading stamped in the base frame itself says the mount is zero.
+    """
+    frame, base = frame_id.lstrip("/"), base_frame.lstrip("/")
+    if transforms is not None and frame:
+        found = mount_from_transforms(transforms, base, frame)
+        if found is not None:
+            return MountCheck(found, configured, found, "/tf_static", final=True)
+        return MountCheck(configured, configured, None, "/tf_static", final=False)
+    if frame == base:
+        source = f"its frame_id {frame!r} (the base frame itself)"
+        return MountCheck(configured, configured, SensorMount(), source, final=True)
+    return MountCheck(configured, configured, None, "the config", final=True)

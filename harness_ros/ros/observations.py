@@ -33,7 +33,7 @@ from harness_ros.observation.contracts import (
     Observation,
     ViewImage,
 )
-from harness_ros.observation.geometry import Footprint, SensorMount, mount_from_transforms
+from harness_ros.observation.geometry import Footprint, SensorMount, resolve_mount
 from harness_ros.observation.pipeline import (
     DIRECTION_ANGLES_RAD,
     FrameDecodeError,
@@ -52,8 +52,6 @@ from harness_ros.ros.qos import qos_for
 __all__ = ["RosObservationSource", "configured_mounts", "stamp_to_seconds"]
 
 _LOG_THROTTLE_S = 5.0
-_MOUNT_TOLERANCE_M = 0.02
-_MOUNT_TOLERANCE_RAD = 0.035  # 2 degrees
 
 
 def stamp_to_seconds(stamp: Any) -> float:
@@ -221,6 +219,7 @@ class RosObservationSource:
                 for transform in msg.transforms:
                     self._tf_static[str(transform.child_frame_id).lstrip("/")] = transform
                 self._tf_version += 1
+                self._mount_cache.clear()
             self.check_mounts()
 
         self._subscriptions.append(
@@ -321,43 +320,38 @@ class RosObservationSource:
             return list(self._mount_reports.values())
 
     def _mount_of(self, sensor: str, frame_id: str) -> SensorMount:
-        """The mount used for ``sensor``'s reading in ``frame_id``: /tf_static when it knows the
-        frame, else the config."""
-        configured = self._mounts[sensor]
+        """The mount ``sensor``'s reading in ``frame_id`` is placed with (see ``resolve_mount``);
+        a mismatch between the frames and the config is logged once."""
         clearance = self._config.clearance
         assert clearance is not None
-        frame, base = frame_id.lstrip("/"), clearance.base_frame.lstrip("/")
+        frame = frame_id.lstrip("/")
         with self._cond:
             cached = self._mount_cache.get((sensor, frame))
             if cached is not None:
                 return cached
             transforms = None if self._tf_static is None else list(self._tf_static.values())
             version = self._tf_version
-        key = "scan_mount" if sensor == "scan" else f"range_mounts.{sensor}"
-        key = f"observations.clearance.{key}"
-        source, found = "/tf_static", None
-        if transforms is not None and frame:
-            found = mount_from_transforms(transforms, base, frame)
-        elif frame == base:
-            source, found = f"its frame_id {frame!r} (the base frame itself)", SensorMount()
-        mount = configured if found is None or source != "/tf_static" else found
-        if found is not None and found.differs_from(
-            configured, tolerance_m=_MOUNT_TOLERANCE_M, tolerance_rad=_MOUNT_TOLERANCE_RAD
-        ):
-            used = "using /tf_static" if mount is found else "using the config"
+        check = resolve_mount(
+            self._mounts[sensor], frame_id=frame, base_frame=clearance.base_frame, transforms=transforms
+        )
+        if check.mismatch:
+            assert check.found is not None
+            key = "scan_mount" if sensor == "scan" else f"range_mounts.{sensor}"
+            used = "using /tf_static" if check.mount is check.found else "using the config"
             text = (
-                f"clearance: the {sensor} sensor is at {found.describe()} according to {source}, "
-                f"but {key} places it at {configured.describe()}; {used}"
+                f"clearance: the {sensor} sensor is at {check.found.describe()} according to "
+                f"{check.source}, but observations.clearance.{key} places it at "
+                f"{check.configured.describe()}; {used}"
             )
             with self._cond:
-                report = (sensor, frame) not in self._mount_reports
+                report = self._mount_reports.get((sensor, frame)) != text
                 self._mount_reports[(sensor, frame)] = text
             if report:
                 self._node.get_logger().warning(text)
         with self._cond:
-            if version == self._tf_version and (transforms is None or found is not None):
-                self._mount_cache[(sensor, frame)] = mount  # recomputed when /tf_static changes
-        return mount
+            if check.final and version == self._tf_version:
+                self._mount_cache[(sensor, frame)] = check.mount  # cleared when /tf_static changes
+        return check.mount
 
     def stats(self) -> dict[str, int]:
         """Messages received per resolved topic name (for benchmarks and diagnostics)."""
