@@ -120,6 +120,11 @@ class ViewTopic(_Model):
 
 class DepthConfig(_Model):
     topic: str = Field(description="Depth image topic: 16UC1/mono16 in millimetres or 32FC1 in metres.")
+    compressed: bool = Field(
+        default=False,
+        description="sensor_msgs/CompressedImage of the image_transport compressedDepth plugin "
+        "(png; the topic usually ends in /compressedDepth) instead of a raw Image.",
+    )
     max_age_s: float = Field(default=1.0, gt=0, description="Older depth images are labelled stale.")
     render_preview: bool = Field(default=False, description="Also send a small false-colour rendering.")
     qos: Literal["sensor_data", "reliable"] = Field(

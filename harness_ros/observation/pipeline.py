@@ -16,6 +16,7 @@ footprint's swept corridors) is in ``harness_ros.observation.geometry``.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any, Protocol
@@ -199,7 +200,70 @@ def encode_jpeg(img: np.ndarray, quality: int) -> bytes:
 # --------------------------------------------------------------------------- depth
 
 
+_COMPRESSED_DEPTH_HEADER = struct.Struct("<iff")
+"""compressed_depth_image_transport's ConfigHeader: format, then two float quantisation parameters."""
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_DEPTH_DECODE_PIXELS = 4096 * 3072
+"""A compressedDepth PNG declaring more pixels than this is refused before decoding."""
+
+
+def _depth_encoding(msg: Any) -> str:
+    """The depth encoding: a raw Image's ``encoding``, or what a compressedDepth format names
+    before its ``;`` (``"16UC1; compressedDepth png"``)."""
+    if _is_compressed(msg):
+        return str(msg.format).split(";", 1)[0].strip()
+    return str(msg.encoding)
+
+
+def decode_compressed_depth(msg: Any, *, max_pixels: int = MAX_DEPTH_DECODE_PIXELS) -> np.ndarray:
+    """A sensor_msgs/CompressedImage of the image_transport ``compressedDepth`` plugin as raw depth.
+
+    The data is a 12-byte header then a 16-bit PNG: for 16UC1/mono16 the millimetres
+    themselves (returned as uint16); for 32FC1 quantised inverse depth, returned as float32
+    metres (``a / (v - b)`` with the header's ``a, b``; 0 is no reading, NaN). The PNG header
+    is checked against ``max_pixels`` before anything is decoded.
+    """
+    fmt = str(msg.format)
+    encoding, _, compression = fmt.partition(";")
+    encoding = encoding.strip()
+    if compression and "compressedDepth" not in compression:
+        raise FrameDecodeError(f"depth CompressedImage format {fmt!r} is not the compressedDepth transport")
+    if "rvl" in compression:
+        raise FrameDecodeError(
+            f"depth format {fmt!r}: RVL is not supported; set the publisher's format to png"
+        )
+    if encoding not in _DEPTH_MM_ENCODINGS | _DEPTH_M_ENCODINGS:
+        raise FrameDecodeError(f"compressedDepth encoding {encoding!r} is not supported (use 16UC1 or 32FC1)")
+    data = bytes(msg.data)
+    size = _COMPRESSED_DEPTH_HEADER.size
+    png = data[size:]
+    if len(png) < 24 or png[:8] != _PNG_SIGNATURE or png[12:16] != b"IHDR":
+        raise FrameDecodeError(
+            f"compressedDepth frame ({fmt!r}, {len(data)} bytes) holds no PNG after its header"
+        )
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    if width * height > max_pixels:
+        raise FrameDecodeError(
+            f"compressedDepth PNG declares {width}x{height} pixels, more than {max_pixels}; "
+            "refused without decoding"
+        )
+    raw = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
+    if raw is None or raw.dtype != np.uint16 or raw.ndim != 2:
+        kind = "undecodable" if raw is None else f"{raw.dtype} with shape {raw.shape}"
+        raise FrameDecodeError(f"compressedDepth frame ({fmt!r}) is not a one-channel 16-bit PNG: {kind}")
+    if encoding in _DEPTH_MM_ENCODINGS:
+        return raw
+    _, quant_a, quant_b = _COMPRESSED_DEPTH_HEADER.unpack(data[:size])
+    depth = np.full(raw.shape, np.nan, dtype=np.float32)
+    valid = raw != 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        depth[valid] = np.float32(quant_a) / (raw[valid].astype(np.float32) - np.float32(quant_b))
+    return depth
+
+
 def _raw_depth(msg: Any) -> np.ndarray:
+    if _is_compressed(msg):
+        return decode_compressed_depth(msg)
     encoding = str(msg.encoding)
     if encoding not in _DEPTH_MM_ENCODINGS | _DEPTH_M_ENCODINGS:
         raise FrameDecodeError(f"depth image encoding {encoding!r} is not supported (use 16UC1 or 32FC1)")
@@ -210,12 +274,13 @@ def _raw_depth(msg: Any) -> np.ndarray:
 
 
 def depth_to_metres(msg: Any) -> np.ndarray:
-    """A depth image (16UC1/mono16 in millimetres, 32FC1 in metres) as float32 metres.
+    """A depth image (16UC1/mono16 in millimetres, 32FC1 in metres; raw or compressedDepth)
+    as float32 metres.
 
     Invalid pixels (0, negative, NaN, inf) become NaN, never a distance.
     """
     raw = _raw_depth(msg)
-    if str(msg.encoding) in _DEPTH_MM_ENCODINGS:
+    if _depth_encoding(msg) in _DEPTH_MM_ENCODINGS:
         depth = raw.astype(np.float32) / np.float32(1000.0)
     else:
         depth = raw.astype(np.float32, copy=True)
@@ -247,7 +312,7 @@ def depth_to_millimetres(msg: Any) -> np.ndarray:
     (uint32). This is what ``summarize_depth_mm`` takes.
     """
     raw = _raw_depth(msg)
-    if str(msg.encoding) in _DEPTH_MM_ENCODINGS:
+    if _depth_encoding(msg) in _DEPTH_MM_ENCODINGS:
         return raw.astype(np.uint16, copy=False)
     return _metres_to_millimetres(raw.astype(np.float32, copy=False))
 

@@ -106,7 +106,7 @@ def expected_topics(config: HarnessConfig) -> dict[str, str]:
     obs = config.observations
     topics = {view.topic: _COMPRESSED if view.compressed else _IMAGE for view in obs.views.values()}
     if obs.depth is not None:
-        topics[obs.depth.topic] = _IMAGE
+        topics[obs.depth.topic] = _COMPRESSED if obs.depth.compressed else _IMAGE
     if obs.clearance is not None:
         if obs.clearance.scan_topic is not None:
             topics[obs.clearance.scan_topic] = "sensor_msgs/msg/LaserScan"

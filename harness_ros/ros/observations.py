@@ -187,7 +187,8 @@ class RosObservationSource:
             self._view_slots[name] = self._subscribe(msg_type, view.topic, view.qos, key)
         depth = self._config.depth
         if depth is not None:
-            self._depth_slot = self._subscribe(Image, depth.topic, depth.qos, "observations.depth.topic")
+            depth_type = CompressedImage if depth.compressed else Image
+            self._depth_slot = self._subscribe(depth_type, depth.topic, depth.qos, "observations.depth.topic")
         clearance = self._config.clearance
         if clearance is not None and clearance.scan_topic is not None:
             key = "observations.clearance.scan_topic"
