@@ -249,7 +249,8 @@ class RosObservationSource:
                 slot.count += 1
                 first = slot.count == 1
                 self._cond.notify_all()
-            if first and (slot is self._scan_slot or slot in self._range_slots.values()):
+            clearance_slots = (self._scan_slot, *self._range_slots.values())
+            if first and any(slot is other for other in clearance_slots):
                 self.check_mounts()  # report a mount mismatch at start-up, not at the first move
 
         return store
