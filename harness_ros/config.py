@@ -111,6 +111,11 @@ class ViewTopic(_Model):
 
     topic: str = Field(description="Camera topic (sensor_msgs/Image, or CompressedImage when compressed).")
     compressed: bool = Field(default=False, description="sensor_msgs/CompressedImage instead of Image.")
+    camera_info: str | None = Field(
+        default=None,
+        description="sensor_msgs/CameraInfo topic of this camera: its image geometry, so depth "
+        "regions can cover what this view shows (observations.depth.view).",
+    )
     max_age_s: float = Field(default=1.0, gt=0, description="Older frames are labelled stale.")
     pixel_budget: int = Field(default=320 * 240, ge=64 * 48, description="Max width*height sent.")
     qos: Literal["sensor_data", "reliable"] = Field(
@@ -127,6 +132,15 @@ class DepthConfig(_Model):
     )
     max_age_s: float = Field(default=1.0, gt=0, description="Older depth images are labelled stale.")
     render_preview: bool = Field(default=False, description="Also send a small false-colour rendering.")
+    camera_info: str | None = Field(
+        default=None,
+        description="sensor_msgs/CameraInfo topic of the depth camera (for observations.depth.view).",
+    )
+    view: str | None = Field(
+        default=None,
+        description="The view (a key of observations.views) whose 3x3 grid the depth regions cover, "
+        "registered by the two cameras' intrinsics; null: the depth image's own thirds.",
+    )
     qos: Literal["sensor_data", "reliable"] = Field(
         default="sensor_data", description="'sensor_data' (best effort, matches any publisher) or 'reliable'."
     )
@@ -226,6 +240,21 @@ class ObservationConfig(_Model):
     post_execution_wait_s: float = Field(
         default=2.0, ge=0, description="How long the evaluator waits for frames newer than the tool's end."
     )
+
+    @model_validator(mode="after")
+    def _depth_view(self) -> ObservationConfig:
+        depth = self.depth
+        if depth is None or depth.view is None:
+            return self
+        view = self.views.get(depth.view)
+        if view is None:
+            raise ValueError(f"depth.view {depth.view!r} is not a key of views ({sorted(self.views)})")
+        if view.camera_info is None or depth.camera_info is None:
+            raise ValueError(
+                f"depth.view needs views.{depth.view}.camera_info and depth.camera_info "
+                "(the registration uses both cameras' intrinsics)"
+            )
+        return self
 
 
 class ToolBinding(_Model):

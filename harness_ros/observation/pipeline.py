@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Protocol
 
@@ -317,21 +318,65 @@ def depth_to_millimetres(msg: Any) -> np.ndarray:
     return _metres_to_millimetres(raw.astype(np.float32, copy=False))
 
 
-def summarize_depth_mm(depth_mm: np.ndarray) -> tuple[DepthRegion, ...]:
+@dataclass(frozen=True)
+class Intrinsics:
+    """Pinhole intrinsics of an image (sensor_msgs/CameraInfo ``k``, ``width``, ``height``)."""
+
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    width: int
+    height: int
+
+    @classmethod
+    def from_camera_info(cls, info: Any) -> Intrinsics:
+        k = [float(value) for value in info.k]
+        if len(k) != 9 or k[0] <= 0 or k[4] <= 0 or int(info.width) <= 0 or int(info.height) <= 0:
+            raise ValueError(f"camera_info without usable intrinsics (k={k}, {info.width}x{info.height})")
+        return cls(k[0], k[4], k[2], k[5], int(info.width), int(info.height))
+
+
+def registered_grid(view: Intrinsics, depth: Intrinsics) -> tuple[np.ndarray, np.ndarray]:
+    """(row edges, column edges) in the depth image of the view's 3x3 grid.
+
+    Registration by intrinsics: each edge of the view's grid becomes a viewing angle and
+    that angle a depth pixel, so a depth region covers what the view's region shows when
+    both cameras share an optical centre (depth registered to colour, or one RGB-D
+    sensor). Lens distortion is not applied. Edges outside the depth image are clipped.
+    """
+    cols = np.linspace(0, view.width, len(_COLUMNS) + 1)
+    rows = np.linspace(0, view.height, len(_ROWS) + 1)
+    depth_cols = (cols - view.cx) / view.fx * depth.fx + depth.cx
+    depth_rows = (rows - view.cy) / view.fy * depth.fy + depth.cy
+    return (
+        np.clip(depth_rows.round(), 0, depth.height).astype(int),
+        np.clip(depth_cols.round(), 0, depth.width).astype(int),
+    )
+
+
+def summarize_depth_mm(
+    depth_mm: np.ndarray, *, grid: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[DepthRegion, ...]:
     """Nearest and median valid depth in each cell of a 3x3 grid (``DEPTH_REGION_NAMES``).
 
     ``depth_mm`` holds unsigned whole millimetres with 0 for "no reading". The results
     are exact at the reported precision (1 mm): the nearest is the smallest reading, the
     median of an odd count is the middle reading, and the median of an even count is the
-    mean of the two middle readings with a half millimetre rounded up.
+    mean of the two middle readings with a half millimetre rounded up. ``grid`` gives the
+    cells' (row edges, column edges) in pixels (``registered_grid``); by default the image
+    is split in equal thirds.
     """
     if depth_mm.ndim != 2:
         raise ValueError(f"depth must be a 2-D array, got shape {depth_mm.shape}")
     if depth_mm.dtype.kind != "u" or depth_mm.dtype.itemsize > 4:
         raise ValueError(f"depth must be unsigned millimetres (uint16 or uint32), got {depth_mm.dtype}")
     height, width = depth_mm.shape
-    row_edges = np.linspace(0, height, len(_ROWS) + 1).round().astype(int)
-    col_edges = np.linspace(0, width, len(_COLUMNS) + 1).round().astype(int)
+    if grid is not None:
+        row_edges, col_edges = grid
+    else:
+        row_edges = np.linspace(0, height, len(_ROWS) + 1).round().astype(int)
+        col_edges = np.linspace(0, width, len(_COLUMNS) + 1).round().astype(int)
     regions: list[DepthRegion] = []
     for r, row in enumerate(_ROWS):
         for c, col in enumerate(_COLUMNS):

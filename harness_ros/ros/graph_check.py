@@ -31,6 +31,7 @@ __all__ = ["GraphReport", "QosMismatch", "TypeMismatch", "check_graph"]
 _POLL_S = 0.1
 _IMAGE = "sensor_msgs/msg/Image"
 _COMPRESSED = "sensor_msgs/msg/CompressedImage"
+_CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,10 @@ def expected_topics(config: HarnessConfig) -> dict[str, str]:
     topics = {view.topic: _COMPRESSED if view.compressed else _IMAGE for view in obs.views.values()}
     if obs.depth is not None:
         topics[obs.depth.topic] = _COMPRESSED if obs.depth.compressed else _IMAGE
+        if obs.depth.view is not None and obs.depth.camera_info is not None:
+            # the registration's camera_info topics (config-checked: the view has one too)
+            topics[obs.depth.camera_info] = _CAMERA_INFO
+            topics[obs.views[obs.depth.view].camera_info or ""] = _CAMERA_INFO
     if obs.clearance is not None:
         if obs.clearance.scan_topic is not None:
             topics[obs.clearance.scan_topic] = "sensor_msgs/msg/LaserScan"

@@ -22,7 +22,7 @@ from typing import Any
 from rclpy.exceptions import NameValidationException
 from rclpy.node import Node
 from rclpy.subscription import Subscription
-from sensor_msgs.msg import CompressedImage, Image, LaserScan, Range
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, LaserScan, Range
 
 from harness_ros.config import ClearanceConfig, ObservationConfig, SensorMountConfig, ViewTopic
 from harness_ros.errors import ConfigError
@@ -37,6 +37,7 @@ from harness_ros.observation.geometry import Footprint, SensorMount, resolve_mou
 from harness_ros.observation.pipeline import (
     DIRECTION_ANGLES_RAD,
     FrameDecodeError,
+    Intrinsics,
     clearance_from_ranges,
     clearance_from_scan,
     decode_image,
@@ -44,6 +45,7 @@ from harness_ros.observation.pipeline import (
     depth_to_millimetres,
     encode_jpeg,
     fit_to_budget,
+    registered_grid,
     render_depth_preview,
     summarize_depth_mm,
 )
@@ -171,6 +173,7 @@ class RosObservationSource:
         self._views: dict[str, ViewTopic] = {name: config.views[key] for name, key in keys.items()}
         self._view_slots: dict[str, _Slot] = {}
         self._depth_slot: _Slot | None = None
+        self._info_slots: dict[str, _Slot] = {}  # "depth" and "view": camera_info for depth.view
         self._scan_slot: _Slot | None = None
         self._range_slots: dict[str, _Slot] = {}
         try:
@@ -189,6 +192,13 @@ class RosObservationSource:
         if depth is not None:
             depth_type = CompressedImage if depth.compressed else Image
             self._depth_slot = self._subscribe(depth_type, depth.topic, depth.qos, "observations.depth.topic")
+            if depth.view is not None and depth.camera_info is not None:
+                view = self._config.views[depth.view]
+                assert view.camera_info is not None  # checked by the config
+                key = "observations.depth.camera_info"
+                self._info_slots["depth"] = self._subscribe(CameraInfo, depth.camera_info, depth.qos, key)
+                key = f"observations.views.{depth.view}.camera_info"
+                self._info_slots["view"] = self._subscribe(CameraInfo, view.camera_info, view.qos, key)
         clearance = self._config.clearance
         if clearance is not None and clearance.scan_topic is not None:
             key = "observations.clearance.scan_topic"
@@ -256,7 +266,7 @@ class RosObservationSource:
         return store
 
     def _all_slots(self) -> list[_Slot]:
-        slots = [*self._view_slots.values(), *self._range_slots.values()]
+        slots = [*self._view_slots.values(), *self._range_slots.values(), *self._info_slots.values()]
         slots += [slot for slot in (self._depth_slot, self._scan_slot) if slot is not None]
         return slots
 
@@ -390,7 +400,8 @@ class RosObservationSource:
         fresh = _freshness("depth", stamp_to_seconds(msg.header.stamp), now, depth.max_age_s, notes)
         try:
             # whole millimetres: the summary is exact at its 1 mm precision and 3x faster
-            regions = summarize_depth_mm(depth_to_millimetres(msg))
+            millimetres = depth_to_millimetres(msg)
+            regions = summarize_depth_mm(millimetres, grid=self._depth_grid(millimetres.shape, notes))
             metres = depth_to_metres(msg) if depth.render_preview else None
         except FrameDecodeError as err:
             text = f"depth: frame on {self._depth_slot.topic!r} unusable: {err}"
@@ -399,6 +410,35 @@ class RosObservationSource:
             return DepthSummary(regions=(), stamp=fresh.stamp, age_s=fresh.age_s, stale=True)
         preview = b"" if metres is None else render_depth_preview(metres, quality=self._config.jpeg_quality)
         return DepthSummary(regions, fresh.stamp, fresh.age_s, fresh.stale, preview)
+
+    def _depth_grid(self, shape: tuple[int, ...], notes: list[str]) -> tuple[Any, Any] | None:
+        """The depth.view's 3x3 grid in depth pixels (``registered_grid``), or None (thirds of
+        the depth image) with a note saying why."""
+        depth = self._config.depth
+        if depth is None or not self._info_slots:
+            return None
+        with self._cond:
+            depth_info, view_info = self._info_slots["depth"].msg, self._info_slots["view"].msg
+        missing = [
+            self._info_slots[name].topic
+            for name, msg in (("depth", depth_info), ("view", view_info))
+            if msg is None
+        ]
+        if missing:
+            notes.append(f"depth: no camera_info yet on {missing}: regions are thirds of the depth image")
+            return None
+        try:
+            view_k, depth_k = Intrinsics.from_camera_info(view_info), Intrinsics.from_camera_info(depth_info)
+        except ValueError as err:
+            notes.append(f"depth: {err}: regions are thirds of the depth image")
+            return None
+        if (depth_k.height, depth_k.width) != tuple(shape):
+            notes.append(
+                f"depth: camera_info is {depth_k.width}x{depth_k.height} but the depth image is "
+                f"{shape[1]}x{shape[0]}: regions are thirds of the depth image"
+            )
+            return None
+        return registered_grid(view_k, depth_k)
 
     def _clearance_at(self, now: float, notes: list[str]) -> Clearance | None:
         clearance = self._config.clearance

@@ -1,9 +1,9 @@
 """Publish a synthetic robot scene for observation tests (run as its own process).
 
 Three 640x480 rgb8 camera views, a JPEG CompressedImage of the front view, a
-16UC1 depth image (raw, and as the compressedDepth transport sends it), a LaserScan and
-four Range readings, all at ``--rate`` Hz with header stamps
-``--stamp-age`` seconds behind the publisher's clock. The scene constants are
+16UC1 depth image (raw, and as the compressedDepth transport sends it), camera_info of
+the front view and of the depth camera, a LaserScan and four Range readings, all at
+``--rate`` Hz with header stamps ``--stamp-age`` seconds behind the publisher's clock. The scene constants are
 importable without ROS so tests can assert against them.
 
     python test/support/frame_publisher.py [--rate 10] [--stamp-age 5]
@@ -33,6 +33,10 @@ VIEW_RGB: dict[str, tuple[int, int, int]] = {
 COMPRESSED_TOPIC = "/cam/front/compressed"
 DEPTH_TOPIC = "/cam/depth/image"
 COMPRESSED_DEPTH_TOPIC = "/cam/depth/image/compressedDepth"
+CAMERA_INFO_TOPICS: dict[str, str] = {"front": "/cam/front/camera_info", "depth": "/cam/depth/camera_info"}
+FOCAL_PX: dict[str, float] = {"front": 500.0, "depth": 250.0}
+"""Both 640x480 and centred; the depth camera sees twice the angle of the front view, so
+the front view's thirds are the centre half of the depth image (the box is outside it)."""
 SCAN_TOPIC = "/scan"
 
 PLANE_MM = 1234
@@ -105,7 +109,7 @@ def scan_ranges() -> tuple[float, float, list[float]]:
 def _build_messages() -> list[tuple[Any, str]]:
     """(message, topic) pairs; only the stamps change between publications."""
     import cv2
-    from sensor_msgs.msg import CompressedImage, Image, LaserScan, Range
+    from sensor_msgs.msg import CameraInfo, CompressedImage, Image, LaserScan, Range
 
     messages: list[tuple[Any, str]] = []
     for name, topic in VIEW_TOPICS.items():
@@ -123,6 +127,12 @@ def _build_messages() -> list[tuple[Any, str]]:
     depth.header.frame_id = "depth_camera"
     depth.data = depth_mm().tobytes()
     messages.append((depth, DEPTH_TOPIC))
+    for name, topic in CAMERA_INFO_TOPICS.items():
+        info = CameraInfo(width=WIDTH, height=HEIGHT, distortion_model="plumb_bob")
+        focal = FOCAL_PX[name]
+        info.k = [focal, 0.0, WIDTH / 2, 0.0, focal, HEIGHT / 2, 0.0, 0.0, 1.0]
+        info.header.frame_id = f"{name}_camera"
+        messages.append((info, topic))
     packed = CompressedImage(format="16UC1; compressedDepth png")
     packed.header.frame_id = "depth_camera"
     packed.data = compressed_depth(depth_mm(), "16UC1")
