@@ -31,6 +31,7 @@ __all__ = [
     "ObservationConfig",
     "RecordConfig",
     "SafetyConfig",
+    "SensorMountConfig",
     "SkillsConfig",
     "TaskApiConfig",
     "ToolArgument",
@@ -118,6 +119,11 @@ class ViewTopic(_Model):
 
     topic: str = Field(description="Camera topic (sensor_msgs/Image, or CompressedImage when compressed).")
     compressed: bool = Field(default=False, description="sensor_msgs/CompressedImage instead of Image.")
+    camera_info: str | None = Field(
+        default=None,
+        description="sensor_msgs/CameraInfo topic of this camera: its image geometry, so depth "
+        "regions can cover what this view shows (observations.depth.view).",
+    )
     max_age_s: float = Field(default=1.0, gt=0, description="Older frames are labelled stale.")
     pixel_budget: int = Field(default=320 * 240, ge=64 * 48, description="Max width*height sent.")
     qos: Literal["sensor_data", "reliable"] = Field(
@@ -127,24 +133,88 @@ class ViewTopic(_Model):
 
 class DepthConfig(_Model):
     topic: str = Field(description="Depth image topic: 16UC1/mono16 in millimetres or 32FC1 in metres.")
+    compressed: bool = Field(
+        default=False,
+        description="sensor_msgs/CompressedImage of the image_transport compressedDepth plugin "
+        "(png; the topic usually ends in /compressedDepth) instead of a raw Image.",
+    )
     max_age_s: float = Field(default=1.0, gt=0, description="Older depth images are labelled stale.")
     render_preview: bool = Field(default=False, description="Also send a small false-colour rendering.")
+    camera_info: str | None = Field(
+        default=None,
+        description="sensor_msgs/CameraInfo topic of the depth camera (for observations.depth.view).",
+    )
+    view: str | None = Field(
+        default=None,
+        description="The view (a key of observations.views) whose 3x3 grid the depth regions cover, "
+        "registered by the two cameras' intrinsics; null: the depth image's own thirds.",
+    )
     qos: Literal["sensor_data", "reliable"] = Field(
         default="sensor_data", description="'sensor_data' (best effort, matches any publisher) or 'reliable'."
     )
 
 
+class SensorMountConfig(_Model):
+    """A clearance sensor's pose in the base frame (REP 103: x forward, y left, yaw about z up)."""
+
+    x_m: float = Field(default=0.0, allow_inf_nan=False, description="Distance ahead of the base centre.")
+    y_m: float = Field(default=0.0, allow_inf_nan=False, description="Distance left of the base centre.")
+    yaw_rad: float | None = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="Heading of the sensor's x axis from the base's forward axis, counter-clockwise. "
+        "null: 0 for the scan; for a Range sensor the direction it is listed under.",
+    )
+    upside_down: bool = Field(
+        default=False, description="Mounted z axis down: the scan's angles run clockwise in the base frame."
+    )
+
+
 class ClearanceConfig(_Model):
-    """Four-direction base clearance: one LaserScan split in sectors, or four Range topics."""
+    """Four-direction base clearance: one LaserScan or four Range topics, each sensor at its mount.
+
+    Readings are moved into the base frame and each direction measures the corridor the
+    footprint sweeps (`safety.footprint_*`), from the footprint edge. A direction is unknown
+    (base motion that way is blocked) unless enough of the readings that look down its
+    corridor are usable.
+    """
 
     scan_topic: str | None = Field(
-        default=None, description="sensor_msgs/LaserScan split into four direction sectors."
+        default=None, description="sensor_msgs/LaserScan from the scanner at scan_mount."
     )
     range_topics: dict[Literal["forward", "left", "backward", "right"], str] | None = Field(
         default=None, description="Four sensor_msgs/Range topics, keyed forward/left/backward/right."
     )
     scan_angle_offset_rad: float = Field(
-        default=0.0, description="Angle of the robot's forward direction in the scan frame."
+        default=0.0,
+        description="Angle of the robot's forward direction in the scan frame "
+        "(applied after scan_mount.yaw_rad).",
+    )
+    base_frame: str = Field(
+        default="base_link",
+        min_length=1,
+        description="The base frame; with tf2_msgs installed, /tf_static from it to each sensor's "
+        "frame_id is used and a mismatch with the mounts below is reported.",
+    )
+    scan_mount: SensorMountConfig = Field(
+        default_factory=SensorMountConfig, description="Pose of the scanner in the base frame."
+    )
+    range_mounts: dict[Literal["forward", "left", "backward", "right"], SensorMountConfig] = Field(
+        default_factory=dict,
+        description="Pose of each Range sensor in the base frame; a sensor not listed sits at the base "
+        "centre facing its direction.",
+    )
+    min_valid_fraction: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Share of the readings looking down a direction's corridor that must be usable; "
+        "fewer: that direction is unknown.",
+    )
+    min_valid_beams: int = Field(
+        default=3,
+        ge=1,
+        description="Scan only: fewer usable beams down a corridor: that direction is unknown.",
     )
     max_age_s: float = Field(default=0.5, gt=0, description="Older readings block base motion.")
     qos: Literal["sensor_data", "reliable"] = Field(
@@ -157,6 +227,10 @@ class ClearanceConfig(_Model):
             raise ValueError("set exactly one of scan_topic or range_topics")
         if self.range_topics is not None and len(self.range_topics) != 4:
             raise ValueError("range_topics needs forward, left, backward and right")
+        if self.range_mounts and self.range_topics is None:
+            raise ValueError("range_mounts needs range_topics (the scanner's pose is scan_mount)")
+        if "scan_mount" in self.model_fields_set and self.scan_topic is None:
+            raise ValueError("scan_mount needs scan_topic (Range sensors are placed by range_mounts)")
         return self
 
 
@@ -182,6 +256,21 @@ class ObservationConfig(_Model):
     post_execution_wait_s: float = Field(
         default=2.0, ge=0, description="How long the evaluator waits for frames newer than the tool's end."
     )
+
+    @model_validator(mode="after")
+    def _depth_view(self) -> ObservationConfig:
+        depth = self.depth
+        if depth is None or depth.view is None:
+            return self
+        view = self.views.get(depth.view)
+        if view is None:
+            raise ValueError(f"depth.view {depth.view!r} is not a key of views ({sorted(self.views)})")
+        if view.camera_info is None or depth.camera_info is None:
+            raise ValueError(
+                f"depth.view needs views.{depth.view}.camera_info and depth.camera_info "
+                "(the registration uses both cameras' intrinsics)"
+            )
+        return self
 
 
 class ToolArgument(_Model):
@@ -323,10 +412,34 @@ class EvaluatorConfig(_Model):
 
 
 class SafetyConfig(_Model):
-    footprint_radius_m: float = Field(default=0.3, gt=0, description="Base footprint radius.")
+    footprint_shape: Literal["circle", "rectangle"] = Field(
+        default="circle",
+        description="Base footprint around the base centre: 'circle' (footprint_radius_m; the "
+        "circumscribed circle covers turning in place) or 'rectangle' "
+        "(footprint_length_m x footprint_width_m).",
+    )
+    footprint_radius_m: float = Field(default=0.3, gt=0, description="Base footprint radius (circle).")
+    footprint_length_m: float | None = Field(
+        default=None, gt=0, description="Rectangle: extent along x (forward), centred on the base centre."
+    )
+    footprint_width_m: float | None = Field(
+        default=None, gt=0, description="Rectangle: extent along y (left), centred on the base centre."
+    )
     margin_m: float = Field(default=0.1, ge=0, description="Extra clearance kept around the footprint.")
     max_translation_m: float = Field(default=2.0, gt=0, description="Largest single commanded translation.")
     approval_timeout_s: float = Field(default=30.0, gt=0, description="No operator answer means denied.")
+
+    @model_validator(mode="after")
+    def _footprint_sizes(self) -> SafetyConfig:
+        sizes = (self.footprint_length_m, self.footprint_width_m)
+        if self.footprint_shape == "rectangle" and None in sizes:
+            raise ValueError("footprint_shape 'rectangle' needs footprint_length_m and footprint_width_m")
+        if self.footprint_shape == "circle" and sizes != (None, None):
+            raise ValueError(
+                "footprint_length_m and footprint_width_m are for footprint_shape 'rectangle' "
+                "(a circle uses footprint_radius_m)"
+            )
+        return self
 
 
 class RecordConfig(_Model):

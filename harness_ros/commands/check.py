@@ -143,5 +143,13 @@ def run_check(args: argparse.Namespace) -> int:
                 f"warning: profile views without a camera topic in observations.views: {', '.join(unmapped)}",
                 file=sys.stderr,
             )
+        views = config.observations.views
+        uncalibrated = [v for v in profile.model_visible_views if v in views and views[v].camera_info is None]
+        if uncalibrated:
+            print(
+                "warning: profile views without camera_info (observations.views.<name>.camera_info), "
+                f"so depth regions cannot be matched to what they show: {', '.join(uncalibrated)}",
+                file=sys.stderr,
+            )
     print("check: OK")
     return 0

@@ -9,13 +9,16 @@ never imports ROS.
 Range conventions follow REP 117: NaN is an error (ignored), ``+inf`` means
 "nothing within range" (free up to the sensor's maximum), ``-inf`` means
 "closer than the minimum range" (no clearance). Finite readings outside
-``[range_min, range_max]`` are ignored.
+``[range_min, range_max]`` are ignored. Clearance geometry (sensor mounts, the
+footprint's swept corridors) is in ``harness_ros.observation.geometry``.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Protocol
 
@@ -24,6 +27,13 @@ import numpy as np
 from rosbags.image import ImageError, compressed_image_to_cvimage, message_to_cvimage
 
 from harness_ros.observation.contracts import DIRECTIONS, DepthRegion
+from harness_ros.observation.geometry import (
+    DEFAULT_MIN_VALID_FRACTION,
+    DEFAULT_MIN_VALID_READINGS,
+    Footprint,
+    SensorMount,
+    corridor_clearance,
+)
 
 __all__ = [
     "DEFAULT_MAX_DECODE_PIXELS",
@@ -56,9 +66,6 @@ DIRECTION_ANGLES_RAD: Mapping[str, float] = {
     "right": -math.pi / 2,
 }
 """Centre of each clearance sector in the robot frame (REP 103: x forward, y left)."""
-
-_SECTOR_HALF_WIDTH_RAD = math.pi / 4
-_ANGLE_EPS = 1e-9  # a beam exactly on a sector edge counts for both sectors
 
 _DEPTH_MM_ENCODINGS = frozenset({"16UC1", "mono16"})
 _DEPTH_M_ENCODINGS = frozenset({"32FC1"})
@@ -274,7 +281,70 @@ def encode_jpeg(img: np.ndarray, quality: int) -> bytes:
 # --------------------------------------------------------------------------- depth
 
 
+_COMPRESSED_DEPTH_HEADER = struct.Struct("<iff")
+"""compressed_depth_image_transport's ConfigHeader: format, then two float quantisation parameters."""
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_DEPTH_DECODE_PIXELS = 4096 * 3072
+"""A compressedDepth PNG declaring more pixels than this is refused before decoding."""
+
+
+def _depth_encoding(msg: Any) -> str:
+    """The depth encoding: a raw Image's ``encoding``, or what a compressedDepth format names
+    before its ``;`` (``"16UC1; compressedDepth png"``)."""
+    if _is_compressed(msg):
+        return str(msg.format).split(";", 1)[0].strip()
+    return str(msg.encoding)
+
+
+def decode_compressed_depth(msg: Any, *, max_pixels: int = MAX_DEPTH_DECODE_PIXELS) -> np.ndarray:
+    """A sensor_msgs/CompressedImage of the image_transport ``compressedDepth`` plugin as raw depth.
+
+    The data is a 12-byte header then a 16-bit PNG: for 16UC1/mono16 the millimetres
+    themselves (returned as uint16); for 32FC1 quantised inverse depth, returned as float32
+    metres (``a / (v - b)`` with the header's ``a, b``; 0 is no reading, NaN). The PNG header
+    is checked against ``max_pixels`` before anything is decoded.
+    """
+    fmt = str(msg.format)
+    encoding, _, compression = fmt.partition(";")
+    encoding = encoding.strip()
+    if compression and "compressedDepth" not in compression:
+        raise FrameDecodeError(f"depth CompressedImage format {fmt!r} is not the compressedDepth transport")
+    if "rvl" in compression:
+        raise FrameDecodeError(
+            f"depth format {fmt!r}: RVL is not supported; set the publisher's format to png"
+        )
+    if encoding not in _DEPTH_MM_ENCODINGS | _DEPTH_M_ENCODINGS:
+        raise FrameDecodeError(f"compressedDepth encoding {encoding!r} is not supported (use 16UC1 or 32FC1)")
+    data = bytes(msg.data)
+    size = _COMPRESSED_DEPTH_HEADER.size
+    png = data[size:]
+    if len(png) < 24 or png[:8] != _PNG_SIGNATURE or png[12:16] != b"IHDR":
+        raise FrameDecodeError(
+            f"compressedDepth frame ({fmt!r}, {len(data)} bytes) holds no PNG after its header"
+        )
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    if width * height > max_pixels:
+        raise FrameDecodeError(
+            f"compressedDepth PNG declares {width}x{height} pixels, more than {max_pixels}; "
+            "refused without decoding"
+        )
+    raw = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
+    if raw is None or raw.dtype != np.uint16 or raw.ndim != 2:
+        kind = "undecodable" if raw is None else f"{raw.dtype} with shape {raw.shape}"
+        raise FrameDecodeError(f"compressedDepth frame ({fmt!r}) is not a one-channel 16-bit PNG: {kind}")
+    if encoding in _DEPTH_MM_ENCODINGS:
+        return raw
+    _, quant_a, quant_b = _COMPRESSED_DEPTH_HEADER.unpack(data[:size])
+    depth = np.full(raw.shape, np.nan, dtype=np.float32)
+    valid = raw != 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        depth[valid] = np.float32(quant_a) / (raw[valid].astype(np.float32) - np.float32(quant_b))
+    return depth
+
+
 def _raw_depth(msg: Any) -> np.ndarray:
+    if _is_compressed(msg):
+        return decode_compressed_depth(msg)
     encoding = str(msg.encoding)
     if encoding not in _DEPTH_MM_ENCODINGS | _DEPTH_M_ENCODINGS:
         raise FrameDecodeError(f"depth image encoding {encoding!r} is not supported (use 16UC1 or 32FC1)")
@@ -285,12 +355,13 @@ def _raw_depth(msg: Any) -> np.ndarray:
 
 
 def depth_to_metres(msg: Any) -> np.ndarray:
-    """A depth image (16UC1/mono16 in millimetres, 32FC1 in metres) as float32 metres.
+    """A depth image (16UC1/mono16 in millimetres, 32FC1 in metres; raw or compressedDepth)
+    as float32 metres.
 
     Invalid pixels (0, negative, NaN, inf) become NaN, never a distance.
     """
     raw = _raw_depth(msg)
-    if str(msg.encoding) in _DEPTH_MM_ENCODINGS:
+    if _depth_encoding(msg) in _DEPTH_MM_ENCODINGS:
         depth = raw.astype(np.float32) / np.float32(1000.0)
     else:
         depth = raw.astype(np.float32, copy=True)
@@ -322,26 +393,70 @@ def depth_to_millimetres(msg: Any) -> np.ndarray:
     (uint32). This is what ``summarize_depth_mm`` takes.
     """
     raw = _raw_depth(msg)
-    if str(msg.encoding) in _DEPTH_MM_ENCODINGS:
+    if _depth_encoding(msg) in _DEPTH_MM_ENCODINGS:
         return raw.astype(np.uint16, copy=False)
     return _metres_to_millimetres(raw.astype(np.float32, copy=False))
 
 
-def summarize_depth_mm(depth_mm: np.ndarray) -> tuple[DepthRegion, ...]:
+@dataclass(frozen=True)
+class Intrinsics:
+    """Pinhole intrinsics of an image (sensor_msgs/CameraInfo ``k``, ``width``, ``height``)."""
+
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    width: int
+    height: int
+
+    @classmethod
+    def from_camera_info(cls, info: Any) -> Intrinsics:
+        k = [float(value) for value in info.k]
+        if len(k) != 9 or k[0] <= 0 or k[4] <= 0 or int(info.width) <= 0 or int(info.height) <= 0:
+            raise ValueError(f"camera_info without usable intrinsics (k={k}, {info.width}x{info.height})")
+        return cls(k[0], k[4], k[2], k[5], int(info.width), int(info.height))
+
+
+def registered_grid(view: Intrinsics, depth: Intrinsics) -> tuple[np.ndarray, np.ndarray]:
+    """(row edges, column edges) in the depth image of the view's 3x3 grid.
+
+    Registration by intrinsics: each edge of the view's grid becomes a viewing angle and
+    that angle a depth pixel, so a depth region covers what the view's region shows when
+    both cameras share an optical centre (depth registered to colour, or one RGB-D
+    sensor). Lens distortion is not applied. Edges outside the depth image are clipped.
+    """
+    cols = np.linspace(0, view.width, len(_COLUMNS) + 1)
+    rows = np.linspace(0, view.height, len(_ROWS) + 1)
+    depth_cols = (cols - view.cx) / view.fx * depth.fx + depth.cx
+    depth_rows = (rows - view.cy) / view.fy * depth.fy + depth.cy
+    return (
+        np.clip(depth_rows.round(), 0, depth.height).astype(int),
+        np.clip(depth_cols.round(), 0, depth.width).astype(int),
+    )
+
+
+def summarize_depth_mm(
+    depth_mm: np.ndarray, *, grid: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[DepthRegion, ...]:
     """Nearest and median valid depth in each cell of a 3x3 grid (``DEPTH_REGION_NAMES``).
 
     ``depth_mm`` holds unsigned whole millimetres with 0 for "no reading". The results
     are exact at the reported precision (1 mm): the nearest is the smallest reading, the
     median of an odd count is the middle reading, and the median of an even count is the
-    mean of the two middle readings with a half millimetre rounded up.
+    mean of the two middle readings with a half millimetre rounded up. ``grid`` gives the
+    cells' (row edges, column edges) in pixels (``registered_grid``); by default the image
+    is split in equal thirds.
     """
     if depth_mm.ndim != 2:
         raise ValueError(f"depth must be a 2-D array, got shape {depth_mm.shape}")
     if depth_mm.dtype.kind != "u" or depth_mm.dtype.itemsize > 4:
         raise ValueError(f"depth must be unsigned millimetres (uint16 or uint32), got {depth_mm.dtype}")
     height, width = depth_mm.shape
-    row_edges = np.linspace(0, height, len(_ROWS) + 1).round().astype(int)
-    col_edges = np.linspace(0, width, len(_COLUMNS) + 1).round().astype(int)
+    if grid is not None:
+        row_edges, col_edges = grid
+    else:
+        row_edges = np.linspace(0, height, len(_ROWS) + 1).round().astype(int)
+        col_edges = np.linspace(0, width, len(_COLUMNS) + 1).round().astype(int)
     regions: list[DepthRegion] = []
     for r, row in enumerate(_ROWS):
         for c, col in enumerate(_COLUMNS):
@@ -415,26 +530,29 @@ def render_depth_preview(
 
 # --------------------------------------------------------------------------- clearance
 
-
-def _usable_range(value: float, range_min: float, range_max: float) -> float | None:
-    """REP 117 reading -> a distance known to be free, or None when it says nothing."""
-    if math.isnan(value):
-        return None
-    if value == math.inf:
-        return range_max
-    if value == -math.inf:
-        return 0.0
-    if value < range_min or value > range_max:
-        return None
-    return value
+_TOO_CLOSE_M = 1e-6
+"""Where a -inf reading (REP 117: closer than the minimum range) puts its obstacle: at the
+sensor, just along the ray, so it counts for the direction the ray points at."""
 
 
-def _clearance(nearest: float | None, footprint_radius_m: float) -> float | None:
-    return None if nearest is None else max(0.0, nearest - footprint_radius_m)
+def _free_distances(values: np.ndarray, range_min: Any, range_max: Any) -> np.ndarray:
+    """REP 117 readings -> distance known free along each ray; NaN when a reading says nothing.
+
+    +inf: free up to range_max; -inf: an obstacle at the sensor; NaN and finite readings
+    outside [range_min, range_max]: nothing.
+    """
+    free = values.copy()  # NaN stays NaN: an error reading says nothing
+    free[values == np.inf] = np.broadcast_to(range_max, values.shape)[values == np.inf]
+    free[values == -np.inf] = _TOO_CLOSE_M
+    finite = np.isfinite(values)
+    free[finite & ((values < range_min) | (values > range_max))] = np.nan
+    return free
 
 
-def _wrap(angle: np.ndarray) -> np.ndarray:
-    return (angle + np.pi) % (2 * np.pi) - np.pi
+def _footprint_of(footprint: Footprint | None, footprint_radius_m: float | None) -> Footprint:
+    if (footprint is None) == (footprint_radius_m is None):
+        raise ValueError("give exactly one of footprint or footprint_radius_m")
+    return footprint if footprint is not None else Footprint.circle(float(footprint_radius_m or 0.0))
 
 
 def clearance_from_scan(
@@ -444,50 +562,75 @@ def clearance_from_scan(
     range_min: float,
     range_max: float,
     *,
-    footprint_radius_m: float,
+    footprint_radius_m: float | None = None,
+    footprint: Footprint | None = None,
+    mount: SensorMount | None = None,
     angle_offset_rad: float = 0.0,
+    min_valid_fraction: float = DEFAULT_MIN_VALID_FRACTION,
+    min_valid_beams: int = DEFAULT_MIN_VALID_READINGS,
 ) -> dict[str, float | None]:
-    """Free distance beyond the footprint in four +-45 degree sectors of a LaserScan.
+    """Free distance beyond the footprint edge in each direction, from one LaserScan.
 
+    ``mount`` is the scanner's pose in the base frame (default: at the base centre);
     ``angle_offset_rad`` is the robot's forward direction in the scan frame (a scanner
-    mounted backwards has pi). The scanner is assumed at the base centre. Each value is
-    the nearest usable reading in the sector minus ``footprint_radius_m``, floored at 0;
-    None when the sector has no usable reading.
+    mounted backwards has pi), applied on top of the mount's yaw. The footprint is a
+    ``Footprint`` or, for a circle, ``footprint_radius_m``. Each beam's endpoint is moved
+    into the base frame and each direction measures its swept corridor (see
+    ``harness_ros.observation.geometry``). A direction is None when fewer than
+    ``min_valid_fraction`` of the beams looking down its corridor, or fewer than
+    ``min_valid_beams``, are usable.
     """
-    values = np.asarray(ranges, dtype=np.float64)
-    angles = angle_min + angle_increment * np.arange(values.size) - angle_offset_rad
-    free = values.copy()  # NaN stays NaN: an error reading says nothing
-    free[values == np.inf] = range_max
-    free[values == -np.inf] = 0.0
-    finite = np.isfinite(values)
-    free[finite & ((values < range_min) | (values > range_max))] = np.nan
-    result: dict[str, float | None] = {}
-    for direction in DIRECTIONS:
-        offset = np.abs(_wrap(angles - DIRECTION_ANGLES_RAD[direction]))
-        sector = free[(offset <= _SECTOR_HALF_WIDTH_RAD + _ANGLE_EPS) & ~np.isnan(free)]
-        nearest = float(sector.min()) if sector.size else None
-        result[direction] = _clearance(nearest, footprint_radius_m)
-    return result
+    shape = _footprint_of(footprint, footprint_radius_m)
+    pose = mount or SensorMount()
+    values = np.asarray(ranges, dtype=np.float64).ravel()
+    sensor_angles = angle_min + angle_increment * np.arange(values.size)
+    return corridor_clearance(
+        shape,
+        origin_x=pose.x_m,
+        origin_y=pose.y_m,
+        angle=pose.base_angle(sensor_angles) - angle_offset_rad,
+        distance=_free_distances(values, range_min, range_max),
+        reach=range_max,
+        min_valid_fraction=min_valid_fraction,
+        min_valid_readings=min_valid_beams,
+    )
 
 
 def clearance_from_ranges(
-    readings: Mapping[str, RangeLike | None], *, footprint_radius_m: float
+    readings: Mapping[str, RangeLike | None],
+    *,
+    footprint_radius_m: float | None = None,
+    footprint: Footprint | None = None,
+    mounts: Mapping[str, SensorMount] | None = None,
+    min_valid_fraction: float = DEFAULT_MIN_VALID_FRACTION,
 ) -> dict[str, float | None]:
-    """Free distance beyond the footprint from one sensor_msgs/Range per direction.
+    """Free distance beyond the footprint edge from one sensor_msgs/Range per direction.
 
-    Ranges are taken as distances from the base centre; a missing or unusable reading
-    gives None for its direction.
+    ``mounts`` gives each sensor's pose in the base frame; a sensor without one sits at the
+    base centre facing its direction. The reading is taken on the sensor's axis. A missing
+    or unusable reading leaves the directions it looks down unknown (None).
     """
     unknown = set(readings) - set(DIRECTIONS)
     if unknown:
         raise ValueError(f"unknown clearance directions {sorted(unknown)!r}; expected {list(DIRECTIONS)!r}")
-    result: dict[str, float | None] = {}
-    for direction in DIRECTIONS:
-        reading = readings.get(direction)
-        nearest = (
-            None
-            if reading is None
-            else _usable_range(float(reading.range), float(reading.min_range), float(reading.max_range))
-        )
-        result[direction] = _clearance(nearest, footprint_radius_m)
-    return result
+    shape = _footprint_of(footprint, footprint_radius_m)
+    present = [(d, r) for d in DIRECTIONS if (r := readings.get(d)) is not None]
+    if not present:
+        return dict.fromkeys(DIRECTIONS)
+    poses = [
+        (mounts or {}).get(direction) or SensorMount(yaw_rad=DIRECTION_ANGLES_RAD[direction])
+        for direction, _ in present
+    ]
+    values = np.array([float(r.range) for _, r in present])
+    range_min = np.array([float(r.min_range) for _, r in present])
+    range_max = np.array([float(r.max_range) for _, r in present])
+    return corridor_clearance(
+        shape,
+        origin_x=np.array([pose.x_m for pose in poses]),
+        origin_y=np.array([pose.y_m for pose in poses]),
+        angle=np.array([pose.base_angle(0.0) for pose in poses]),
+        distance=_free_distances(values, range_min, range_max),
+        reach=range_max,
+        min_valid_fraction=min_valid_fraction,
+        min_valid_readings=1,
+    )

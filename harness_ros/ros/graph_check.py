@@ -6,6 +6,8 @@ whether or not the node's executor runs yet. It polls until everything is presen
 
 Existence is judged on the far end only: a topic needs a publisher (the node's own
 subscriptions do not count), an action or service needs a server (clients do not count).
+A topic configured ``qos: reliable`` also needs its publishers to be reliable: DDS never
+matches a reliable subscription with a best-effort publisher, so nothing would arrive.
 """
 
 from __future__ import annotations
@@ -17,17 +19,19 @@ from typing import TYPE_CHECKING
 
 from rclpy._rclpy_pybind11 import NodeNameNonExistentError
 from rclpy.action import get_action_server_names_and_types_by_node
+from rclpy.qos import ReliabilityPolicy
 
 from harness_ros.config import HarnessConfig
 
 if TYPE_CHECKING:
     from rclpy.node import Node
 
-__all__ = ["GraphReport", "TypeMismatch", "check_graph"]
+__all__ = ["GraphReport", "QosMismatch", "TypeMismatch", "check_graph"]
 
 _POLL_S = 0.1
 _IMAGE = "sensor_msgs/msg/Image"
 _COMPRESSED = "sensor_msgs/msg/CompressedImage"
+_CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,16 @@ class TypeMismatch:
 
 
 @dataclass(frozen=True)
+class QosMismatch:
+    """A topic subscribed reliable whose publishers (named by node) only offer best effort."""
+
+    name: str
+    key: str
+    """The config key that asks for ``reliable``."""
+    publishers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class GraphReport:
     missing_topics: tuple[str, ...] = ()
     wrong_type_topics: tuple[TypeMismatch, ...] = ()
@@ -47,6 +61,7 @@ class GraphReport:
     wrong_type_actions: tuple[TypeMismatch, ...] = ()
     missing_services: tuple[str, ...] = ()
     wrong_type_services: tuple[TypeMismatch, ...] = ()
+    incompatible_qos: tuple[QosMismatch, ...] = ()
     checked: int = 0
 
     @property
@@ -58,6 +73,7 @@ class GraphReport:
             or self.wrong_type_actions
             or self.missing_services
             or self.wrong_type_services
+            or self.incompatible_qos
         )
 
     def describe(self) -> str:
@@ -74,6 +90,11 @@ class GraphReport:
         out += [_mismatch("action", m) for m in self.wrong_type_actions]
         out += [f"no service server {name!r}" for name in self.missing_services]
         out += [_mismatch("service", m) for m in self.wrong_type_services]
+        out += [
+            f"topic {m.name!r} is published best effort by {', '.join(m.publishers)}: {m.key} is "
+            "'reliable', which never matches it, so nothing arrives (set it to 'sensor_data')"
+            for m in self.incompatible_qos
+        ]
         return out
 
 
@@ -86,7 +107,11 @@ def expected_topics(config: HarnessConfig) -> dict[str, str]:
     obs = config.observations
     topics = {view.topic: _COMPRESSED if view.compressed else _IMAGE for view in obs.views.values()}
     if obs.depth is not None:
-        topics[obs.depth.topic] = _IMAGE
+        topics[obs.depth.topic] = _COMPRESSED if obs.depth.compressed else _IMAGE
+        if obs.depth.view is not None and obs.depth.camera_info is not None:
+            # the registration's camera_info topics (config-checked: the view has one too)
+            topics[obs.depth.camera_info] = _CAMERA_INFO
+            topics[obs.views[obs.depth.view].camera_info or ""] = _CAMERA_INFO
     if obs.clearance is not None:
         if obs.clearance.scan_topic is not None:
             topics[obs.clearance.scan_topic] = "sensor_msgs/msg/LaserScan"
@@ -95,9 +120,28 @@ def expected_topics(config: HarnessConfig) -> dict[str, str]:
     return topics
 
 
+def reliable_topics(config: HarnessConfig) -> dict[str, str]:
+    """Topics subscribed with ``qos: reliable`` -> the config key that says so."""
+    obs = config.observations
+    topics = {
+        view.topic: f"observations.views.{name}.qos"
+        for name, view in obs.views.items()
+        if view.qos == "reliable"
+    }
+    if obs.depth is not None and obs.depth.qos == "reliable":
+        topics[obs.depth.topic] = "observations.depth.qos"
+    clearance = obs.clearance
+    if clearance is not None and clearance.qos == "reliable":
+        for topic in [clearance.scan_topic, *(clearance.range_topics or {}).values()]:
+            if topic is not None:
+                topics[topic] = "observations.clearance.qos"
+    return topics
+
+
 def check_graph(node: Node, config: HarnessConfig, *, timeout_s: float) -> GraphReport:
     """Wait up to ``timeout_s`` for every configured endpoint; report what is still missing."""
     topics = {node.resolve_topic_name(name): kind for name, kind in expected_topics(config).items()}
+    reliable = {node.resolve_topic_name(name): key for name, key in reliable_topics(config).items()}
     actions: list[tuple[str, str]] = []
     services: list[tuple[str, str]] = []
     for binding in config.tools:
@@ -108,7 +152,7 @@ def check_graph(node: Node, config: HarnessConfig, *, timeout_s: float) -> Graph
     deadline = time.monotonic() + max(0.0, timeout_s)
     pause = threading.Event()  # never set: a bounded pause between graph polls
     while True:
-        report = _snapshot(node, topics, actions, services)
+        report = _snapshot(node, topics, actions, services, reliable)
         if report.ok or time.monotonic() >= deadline:
             return report
         pause.wait(min(_POLL_S, max(0.0, deadline - time.monotonic())))
@@ -147,8 +191,25 @@ def _compare(
     return missing, wrong
 
 
+def _best_effort(node: Node, reliable: dict[str, str]) -> tuple[QosMismatch, ...]:
+    found: list[QosMismatch] = []
+    for name, key in reliable.items():
+        offending = sorted(
+            f"{info.node_namespace.rstrip('/')}/{info.node_name}"
+            for info in node.get_publishers_info_by_topic(name)
+            if info.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+        )
+        if offending:
+            found.append(QosMismatch(name, key, tuple(offending)))
+    return tuple(found)
+
+
 def _snapshot(
-    node: Node, topics: dict[str, str], actions: list[tuple[str, str]], services: list[tuple[str, str]]
+    node: Node,
+    topics: dict[str, str],
+    actions: list[tuple[str, str]],
+    services: list[tuple[str, str]],
+    reliable: dict[str, str],
 ) -> GraphReport:
     publishers = {
         name: {info.topic_type for info in node.get_publishers_info_by_topic(name)} for name in topics
@@ -164,5 +225,6 @@ def _snapshot(
         wrong_type_actions=wrong_actions,
         missing_services=missing_services,
         wrong_type_services=wrong_services,
+        incompatible_qos=_best_effort(node, reliable),
         checked=len(topics) + len(actions) + len(services),
     )

@@ -183,6 +183,7 @@ class HarnessNode(LifecycleNode):
     def _configure(self) -> None:
         from harness_ros.harness import build_harness
         from harness_ros.model import build_model
+        from harness_ros.observation.geometry import Footprint
         from harness_ros.profile import load_embodiment_profile_document_from_config
         from harness_ros.ros.graph_check import check_graph
         from harness_ros.ros.observations import RosObservationSource
@@ -198,7 +199,7 @@ class HarnessNode(LifecycleNode):
         self._observations = RosObservationSource(
             self,
             config.observations,
-            footprint_radius_m=config.safety.footprint_radius_m,
+            footprint=Footprint.from_config(config.safety),
             views=views,
             callback_group=self._sensor_group,
         )

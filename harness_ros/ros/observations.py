@@ -5,6 +5,11 @@ it) under one lock; all decoding, resizing and JPEG encoding happens when the
 harness asks, in its own thread. Freshness comes from header stamps against the
 node's clock, so ``use_sim_time`` and bag replay work; an old frame is labelled
 stale with its age, never passed off as current.
+
+Clearance sensors sit where ``observations.clearance.scan_mount`` / ``range_mounts``
+put them. When ``tf2_msgs`` is importable (a ROS install; the pip wheels lack it),
+``/tf_static`` from the base frame to each reading's ``frame_id`` is used instead, and a
+mismatch with the config is logged once, as soon as both are known.
 """
 
 from __future__ import annotations
@@ -17,9 +22,9 @@ from typing import Any
 from rclpy.exceptions import NameValidationException
 from rclpy.node import Node
 from rclpy.subscription import Subscription
-from sensor_msgs.msg import CompressedImage, Image, LaserScan, Range
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, LaserScan, Range
 
-from harness_ros.config import ObservationConfig, ViewTopic
+from harness_ros.config import ClearanceConfig, ObservationConfig, SensorMountConfig, ViewTopic
 from harness_ros.errors import ConfigError
 from harness_ros.observation.contracts import (
     DIRECTIONS,
@@ -28,8 +33,11 @@ from harness_ros.observation.contracts import (
     Observation,
     ViewImage,
 )
+from harness_ros.observation.geometry import Footprint, SensorMount, resolve_mount
 from harness_ros.observation.pipeline import (
+    DIRECTION_ANGLES_RAD,
     FrameDecodeError,
+    Intrinsics,
     clearance_from_ranges,
     clearance_from_scan,
     decode_image,
@@ -37,12 +45,13 @@ from harness_ros.observation.pipeline import (
     depth_to_millimetres,
     encode_jpeg,
     fit_to_budget,
+    registered_grid,
     render_depth_preview,
     summarize_depth_mm,
 )
 from harness_ros.ros.qos import qos_for
 
-__all__ = ["RosObservationSource", "stamp_to_seconds"]
+__all__ = ["RosObservationSource", "configured_mounts", "stamp_to_seconds"]
 
 _LOG_THROTTLE_S = 5.0
 
@@ -91,6 +100,24 @@ def _freshness(label: str, stamp: float, now: float, max_age_s: float, notes: li
     return _Freshness(stamp, age, stale=age > max_age_s)
 
 
+def _mount(config: SensorMountConfig, default_yaw_rad: float) -> SensorMount:
+    yaw = default_yaw_rad if config.yaw_rad is None else config.yaw_rad
+    return SensorMount(config.x_m, config.y_m, yaw, upside_down=config.upside_down)
+
+
+def configured_mounts(clearance: ClearanceConfig) -> dict[str, SensorMount]:
+    """Each clearance sensor's mount from the config: ``scan`` or the four directions."""
+    if clearance.scan_topic is not None:
+        mount = _mount(clearance.scan_mount, 0.0)
+        # scan_angle_offset_rad is the robot's forward in the scan frame: a further yaw of minus that
+        yaw = mount.yaw_rad - clearance.scan_angle_offset_rad
+        return {"scan": SensorMount(mount.x_m, mount.y_m, yaw, upside_down=mount.upside_down)}
+    return {
+        direction: _mount(clearance.range_mounts.get(direction, SensorMountConfig()), angle)
+        for direction, angle in DIRECTION_ANGLES_RAD.items()
+    }
+
+
 def _select_views(config: ObservationConfig, views: Sequence[str] | None) -> dict[str, str]:
     """Model-Visible View name -> its key in ``observations.views`` (all views when None).
 
@@ -126,13 +153,26 @@ class RosObservationSource:
         node: Node,
         config: ObservationConfig,
         *,
-        footprint_radius_m: float,
+        footprint: Footprint | None = None,
+        footprint_radius_m: float | None = None,
         views: Sequence[str] | None = None,
         callback_group: Any = None,
     ) -> None:
+        """``footprint`` (``Footprint.from_config(config.safety)``), or a circle of
+        ``footprint_radius_m``."""
+        if (footprint is None) == (footprint_radius_m is None):
+            raise ValueError("give exactly one of footprint or footprint_radius_m")
         self._node = node
         self._config = config
-        self._footprint_radius_m = footprint_radius_m
+        self._footprint = (
+            footprint if footprint is not None else Footprint.circle(float(footprint_radius_m or 0))
+        )
+        clearance = config.clearance
+        self._mounts = {} if clearance is None else configured_mounts(clearance)
+        self._tf_static: dict[str, Any] | None = None  # child frame -> TransformStamped
+        self._tf_version = 0
+        self._mount_cache: dict[tuple[str, str], SensorMount] = {}
+        self._mount_reports: dict[tuple[str, str], str] = {}
         self._cond = threading.Condition()
         self._subscriptions: list[Subscription] = []
         self._callback_group = callback_group
@@ -141,6 +181,7 @@ class RosObservationSource:
         self._views: dict[str, ViewTopic] = {name: config.views[key] for name, key in keys.items()}
         self._view_slots: dict[str, _Slot] = {}
         self._depth_slot: _Slot | None = None
+        self._info_slots: dict[str, _Slot] = {}  # "depth" and "view": camera_info for depth.view
         self._scan_slot: _Slot | None = None
         self._range_slots: dict[str, _Slot] = {}
         try:
@@ -157,7 +198,15 @@ class RosObservationSource:
             self._view_slots[name] = self._subscribe(msg_type, view.topic, view.qos, key)
         depth = self._config.depth
         if depth is not None:
-            self._depth_slot = self._subscribe(Image, depth.topic, depth.qos, "observations.depth.topic")
+            depth_type = CompressedImage if depth.compressed else Image
+            self._depth_slot = self._subscribe(depth_type, depth.topic, depth.qos, "observations.depth.topic")
+            if depth.view is not None and depth.camera_info is not None:
+                view = self._config.views[depth.view]
+                assert view.camera_info is not None  # checked by the config
+                key = "observations.depth.camera_info"
+                self._info_slots["depth"] = self._subscribe(CameraInfo, depth.camera_info, depth.qos, key)
+                key = f"observations.views.{depth.view}.camera_info"
+                self._info_slots["view"] = self._subscribe(CameraInfo, view.camera_info, view.qos, key)
         clearance = self._config.clearance
         if clearance is not None and clearance.scan_topic is not None:
             key = "observations.clearance.scan_topic"
@@ -167,6 +216,36 @@ class RosObservationSource:
                 key = f"observations.clearance.range_topics.{direction}"
                 topic = clearance.range_topics[direction]
                 self._range_slots[direction] = self._subscribe(Range, topic, clearance.qos, key)
+        if clearance is not None:
+            self._subscribe_tf_static()
+
+    def _subscribe_tf_static(self) -> None:
+        try:
+            from tf2_msgs.msg import TFMessage
+        except ImportError:
+            return  # the pip install has no tf2_msgs: the config's mounts are used
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+        # /tf_static is latched: every publisher's last message reaches a late subscriber
+        qos = QoSProfile(
+            depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        self._tf_static = {}
+
+        def store(msg: Any) -> None:
+            with self._cond:
+                assert self._tf_static is not None
+                for transform in msg.transforms:
+                    self._tf_static[str(transform.child_frame_id).lstrip("/")] = transform
+                self._tf_version += 1
+                self._mount_cache.clear()
+            self.check_mounts()
+
+        self._subscriptions.append(
+            self._node.create_subscription(
+                TFMessage, "/tf_static", store, qos, callback_group=self._callback_group
+            )
+        )
 
     def _subscribe(self, msg_type: type, topic: str, qos: str, key: str) -> _Slot:
         slot = _Slot(topic)
@@ -186,12 +265,16 @@ class RosObservationSource:
             with self._cond:
                 slot.msg = msg
                 slot.count += 1
+                first = slot.count == 1
                 self._cond.notify_all()
+            clearance_slots = (self._scan_slot, *self._range_slots.values())
+            if first and any(slot is other for other in clearance_slots):
+                self.check_mounts()  # report a mount mismatch at start-up, not at the first move
 
         return store
 
     def _all_slots(self) -> list[_Slot]:
-        slots = [*self._view_slots.values(), *self._range_slots.values()]
+        slots = [*self._view_slots.values(), *self._range_slots.values(), *self._info_slots.values()]
         slots += [slot for slot in (self._depth_slot, self._scan_slot) if slot is not None]
         return slots
 
@@ -244,6 +327,52 @@ class RosObservationSource:
                 lambda: all(slot.count > 0 for slot in slots), timeout=max(0.0, timeout_s)
             )
 
+    def check_mounts(self) -> list[str]:
+        """Compare the configured mounts with the readings' frames (and /tf_static when
+        available); each mismatch is logged once. Returns every mismatch found so far."""
+        with self._cond:
+            sensors = [("scan", self._scan_slot.msg)] if self._scan_slot is not None else []
+            sensors += [(direction, slot.msg) for direction, slot in self._range_slots.items()]
+        for sensor, msg in sensors:
+            if msg is not None:
+                self._mount_of(sensor, str(msg.header.frame_id))
+        with self._cond:
+            return list(self._mount_reports.values())
+
+    def _mount_of(self, sensor: str, frame_id: str) -> SensorMount:
+        """The mount ``sensor``'s reading in ``frame_id`` is placed with (see ``resolve_mount``);
+        a mismatch between the frames and the config is logged once."""
+        clearance = self._config.clearance
+        assert clearance is not None
+        frame = frame_id.lstrip("/")
+        with self._cond:
+            cached = self._mount_cache.get((sensor, frame))
+            if cached is not None:
+                return cached
+            transforms = None if self._tf_static is None else list(self._tf_static.values())
+            version = self._tf_version
+        check = resolve_mount(
+            self._mounts[sensor], frame_id=frame, base_frame=clearance.base_frame, transforms=transforms
+        )
+        if check.mismatch:
+            assert check.found is not None
+            key = "scan_mount" if sensor == "scan" else f"range_mounts.{sensor}"
+            used = "using /tf_static" if check.mount is check.found else "using the config"
+            text = (
+                f"clearance: the {sensor} sensor is at {check.found.describe()} according to "
+                f"{check.source}, but observations.clearance.{key} places it at "
+                f"{check.configured.describe()}; {used}"
+            )
+            with self._cond:
+                report = self._mount_reports.get((sensor, frame)) != text
+                self._mount_reports[(sensor, frame)] = text
+            if report:
+                self._node.get_logger().warning(text)
+        with self._cond:
+            if check.final and version == self._tf_version:
+                self._mount_cache[(sensor, frame)] = check.mount  # cleared when /tf_static changes
+        return check.mount
+
     def stats(self) -> dict[str, int]:
         """Messages received per resolved topic name (for benchmarks and diagnostics)."""
         with self._cond:
@@ -281,7 +410,8 @@ class RosObservationSource:
         fresh = _freshness("depth", stamp_to_seconds(msg.header.stamp), now, depth.max_age_s, notes)
         try:
             # whole millimetres: the summary is exact at its 1 mm precision and 3x faster
-            regions = summarize_depth_mm(depth_to_millimetres(msg))
+            millimetres = depth_to_millimetres(msg)
+            regions = summarize_depth_mm(millimetres, grid=self._depth_grid(millimetres.shape, notes))
             metres = depth_to_metres(msg) if depth.render_preview else None
         except FrameDecodeError as err:
             text = f"depth: frame on {self._depth_slot.topic!r} unusable: {err}"
@@ -290,6 +420,35 @@ class RosObservationSource:
             return DepthSummary(regions=(), stamp=fresh.stamp, age_s=fresh.age_s, stale=True)
         preview = b"" if metres is None else render_depth_preview(metres, quality=self._config.jpeg_quality)
         return DepthSummary(regions, fresh.stamp, fresh.age_s, fresh.stale, preview)
+
+    def _depth_grid(self, shape: tuple[int, ...], notes: list[str]) -> tuple[Any, Any] | None:
+        """The depth.view's 3x3 grid in depth pixels (``registered_grid``), or None (thirds of
+        the depth image) with a note saying why."""
+        depth = self._config.depth
+        if depth is None or not self._info_slots:
+            return None
+        with self._cond:
+            depth_info, view_info = self._info_slots["depth"].msg, self._info_slots["view"].msg
+        missing = [
+            self._info_slots[name].topic
+            for name, msg in (("depth", depth_info), ("view", view_info))
+            if msg is None
+        ]
+        if missing:
+            notes.append(f"depth: no camera_info yet on {missing}: regions are thirds of the depth image")
+            return None
+        try:
+            view_k, depth_k = Intrinsics.from_camera_info(view_info), Intrinsics.from_camera_info(depth_info)
+        except ValueError as err:
+            notes.append(f"depth: {err}: regions are thirds of the depth image")
+            return None
+        if (depth_k.height, depth_k.width) != tuple(shape):
+            notes.append(
+                f"depth: camera_info is {depth_k.width}x{depth_k.height} but the depth image is "
+                f"{shape[1]}x{shape[0]}: regions are thirds of the depth image"
+            )
+            return None
+        return registered_grid(view_k, depth_k)
 
     def _clearance_at(self, now: float, notes: list[str]) -> Clearance | None:
         clearance = self._config.clearance
@@ -308,8 +467,10 @@ class RosObservationSource:
                 scan.angle_increment,
                 scan.range_min,
                 scan.range_max,
-                footprint_radius_m=self._footprint_radius_m,
-                angle_offset_rad=clearance.scan_angle_offset_rad,
+                footprint=self._footprint,
+                mount=self._mount_of("scan", str(scan.header.frame_id)),
+                min_valid_fraction=clearance.min_valid_fraction,
+                min_valid_beams=clearance.min_valid_beams,
             )
             stamp = stamp_to_seconds(scan.header.stamp)
         else:
@@ -320,7 +481,13 @@ class RosObservationSource:
                     notes.append(f"clearance: no {direction} range received on {topic!r}")
             if not present:
                 return Clearance(None, None, None, None, stamp=None, age_s=None, stale=True)
-            values = clearance_from_ranges(present, footprint_radius_m=self._footprint_radius_m)
+            mounts = {d: self._mount_of(d, str(msg.header.frame_id)) for d, msg in present.items()}
+            values = clearance_from_ranges(
+                present,
+                footprint=self._footprint,
+                mounts=mounts,
+                min_valid_fraction=clearance.min_valid_fraction,
+            )
             # the oldest reading decides: one stale sensor makes the whole reading stale
             stamp = min(stamp_to_seconds(msg.header.stamp) for msg in present.values())
         fresh = _freshness("clearance", stamp, now, clearance.max_age_s, notes)

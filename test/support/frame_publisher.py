@@ -1,8 +1,9 @@
 """Publish a synthetic robot scene for observation tests (run as its own process).
 
 Three 640x480 rgb8 camera views, a JPEG CompressedImage of the front view, a
-16UC1 depth image, a LaserScan and four Range readings, all at ``--rate`` Hz with header stamps
-``--stamp-age`` seconds behind the publisher's clock. The scene constants are
+16UC1 depth image (raw, and as the compressedDepth transport sends it), camera_info of
+the front view and of the depth camera, a LaserScan and four Range readings, all at
+``--rate`` Hz with header stamps ``--stamp-age`` seconds behind the publisher's clock. The scene constants are
 importable without ROS so tests can assert against them.
 
     python test/support/frame_publisher.py [--rate 10] [--stamp-age 5]
@@ -31,6 +32,11 @@ VIEW_RGB: dict[str, tuple[int, int, int]] = {
 }
 COMPRESSED_TOPIC = "/cam/front/compressed"
 DEPTH_TOPIC = "/cam/depth/image"
+COMPRESSED_DEPTH_TOPIC = "/cam/depth/image/compressedDepth"
+CAMERA_INFO_TOPICS: dict[str, str] = {"front": "/cam/front/camera_info", "depth": "/cam/depth/camera_info"}
+FOCAL_PX: dict[str, float] = {"front": 500.0, "depth": 250.0}
+"""Both 640x480 and centred; the depth camera sees twice the angle of the front view, so
+the front view's thirds are the centre half of the depth image (the box is outside it)."""
 SCAN_TOPIC = "/scan"
 
 PLANE_MM = 1234
@@ -62,6 +68,30 @@ def depth_mm() -> np.ndarray:
     return depth
 
 
+def compressed_depth(
+    depth: np.ndarray, encoding: str, *, quantization: float = 100.0, max_m: float = 10.0
+) -> bytes:
+    """``data`` of a compressedDepth CompressedImage (image_transport's format): a 12-byte
+    header (format, two float32 quantisation parameters), then a 16-bit PNG. 16UC1 is sent
+    as is; 32FC1 metres as quantised inverse depth ``a / d + b`` (0 = no reading)."""
+    import struct
+
+    import cv2
+
+    if encoding == "16UC1":
+        header, pixels = struct.pack("<iff", 0, 0.0, 0.0), depth.astype(np.uint16)
+    else:
+        quant_a = np.float32(quantization * (quantization + 1.0))
+        quant_b = np.float32(1.0 - quant_a / max_m)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            valid = np.isfinite(depth) & (depth > 0) & (depth < max_m)
+            inverse = np.where(valid, quant_a / depth + quant_b, 0.0)
+        header, pixels = struct.pack("<iff", 0, quant_a, quant_b), inverse.astype(np.uint16)
+    ok, png = cv2.imencode(".png", pixels)
+    assert ok
+    return header + png.tobytes()
+
+
 def scan_ranges() -> tuple[float, float, list[float]]:
     """(angle_min, angle_increment, ranges) of a 360-beam scan."""
     angle_min, increment = -math.pi, 2 * math.pi / 360
@@ -79,7 +109,7 @@ def scan_ranges() -> tuple[float, float, list[float]]:
 def _build_messages() -> list[tuple[Any, str]]:
     """(message, topic) pairs; only the stamps change between publications."""
     import cv2
-    from sensor_msgs.msg import CompressedImage, Image, LaserScan, Range
+    from sensor_msgs.msg import CameraInfo, CompressedImage, Image, LaserScan, Range
 
     messages: list[tuple[Any, str]] = []
     for name, topic in VIEW_TOPICS.items():
@@ -97,6 +127,16 @@ def _build_messages() -> list[tuple[Any, str]]:
     depth.header.frame_id = "depth_camera"
     depth.data = depth_mm().tobytes()
     messages.append((depth, DEPTH_TOPIC))
+    for name, topic in CAMERA_INFO_TOPICS.items():
+        info = CameraInfo(width=WIDTH, height=HEIGHT, distortion_model="plumb_bob")
+        focal = FOCAL_PX[name]
+        info.k = [focal, 0.0, WIDTH / 2, 0.0, focal, HEIGHT / 2, 0.0, 0.0, 1.0]
+        info.header.frame_id = f"{name}_camera"
+        messages.append((info, topic))
+    packed = CompressedImage(format="16UC1; compressedDepth png")
+    packed.header.frame_id = "depth_camera"
+    packed.data = compressed_depth(depth_mm(), "16UC1")
+    messages.append((packed, COMPRESSED_DEPTH_TOPIC))
     angle_min, increment, ranges = scan_ranges()
     scan = LaserScan(
         angle_min=angle_min,
