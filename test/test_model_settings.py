@@ -185,7 +185,10 @@ def test_a_differing_evaluator_model_is_checked_too(tmp_path: Path, monkeypatch:
     assert roles == [("model", "model.model"), ("evaluator", "evaluator.model")]
     # The same model, or an evaluator that is not a model, adds nothing to check.
     same = config(tmp_path, model={"model": "openai/gpt-4o-mini"}, evaluator={"kind": "model"})
-    assert len(validate_model_settings(same, require_model=True)) == 1
+    (main_model,) = validate_model_settings(same, require_model=True)
+    assert main_model.sees_images, "it judges camera images as the evaluator: --online sends one"
+    plain = config(tmp_path, model={"model": "openai/gpt-4o-mini"})
+    assert not validate_model_settings(plain, require_model=True)[0].sees_images
 
 
 # ---------------------------------------------------------------------- scripted policy

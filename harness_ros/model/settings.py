@@ -112,7 +112,8 @@ def scripted_policy_problem(
     foreign = [tool for tool in config.tools if not _is_sim_tool(tool)]
     if foreign:
         listed = ", ".join(f"{tool.name} ({tool.type})" for tool in foreign)
-        detail = f"tools {listed} are not the simulator's ({SIM_INTERFACE_PACKAGE})"
+        noun = "tool {} is" if len(foreign) == 1 else "tools {} are"
+        detail = f"{noun.format(listed)} not the simulator's ({SIM_INTERFACE_PACKAGE})"
     elif require_sim_tools and not config.tools:
         detail = f"this config binds no tool of the simulator ({SIM_INTERFACE_PACKAGE})"
     else:
@@ -124,9 +125,11 @@ def scripted_policy_problem(
     )
 
 
-def _main_sees_images(config: HarnessConfig) -> bool:
-    # The node refuses a profile view without a topic, so configured views are what it sends.
-    return bool(config.observations.views)
+def _main_sees_images(config: HarnessConfig, main: str) -> bool:
+    # The node refuses a profile view without a topic, so configured views are what it sends;
+    # a model evaluator on the main model judges camera images too.
+    judges = config.evaluator.kind == "model" and config.evaluator.model in (None, main)
+    return bool(config.observations.views) or judges
 
 
 def _models_in_use(config: HarnessConfig) -> list[tuple[str, str, str, bool]]:
@@ -134,7 +137,7 @@ def _models_in_use(config: HarnessConfig) -> list[tuple[str, str, str, bool]]:
     found: list[tuple[str, str, str, bool]] = []
     main = config.effective_model()
     if main is not None:
-        found.append(("model", model_key(config), main, _main_sees_images(config)))
+        found.append(("model", model_key(config), main, _main_sees_images(config, main)))
     evaluator = config.evaluator.model
     if config.evaluator.kind == "model" and evaluator and evaluator != main:
         found.append(("evaluator", "evaluator.model", evaluator, True))
