@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -43,10 +45,30 @@ __all__ = [
     "load_config",
     "parameter_defaults",
     "parameter_descriptions",
+    "url_problem",
 ]
 
 DEMO_MODEL = "harness_demo/scripted"
 """litellm model string of the scripted demo policy (not a language model)."""
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is not a usable http(s) base URL, or None when it is."""
+    if not url or url != url.strip() or any(ch.isspace() for ch in url):
+        return f"must be an http:// or https:// URL without spaces, got {url!r}"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return f"must start with http:// or https://, got {url!r}"
+    if not parts.hostname:
+        return f"has no host name: {url!r}"
+    try:
+        parts.port  # noqa: B018  raises on a port that is not a number in 0..65535
+    except ValueError:
+        return f"has an invalid port: {url!r}"
+    return None
 
 
 class _Model(BaseModel):
@@ -56,12 +78,15 @@ class _Model(BaseModel):
 class ModelConfig(_Model):
     """Which model decides, through litellm."""
 
-    model: str = Field(
-        default=DEMO_MODEL,
+    model: str | None = Field(
+        default=None,
         description="litellm model string (openai/gpt-4o-mini, anthropic/..., ollama/...). "
-        "HARNESS_MODEL overrides it. The default is the scripted demo policy, not a language model.",
+        "HARNESS_MODEL overrides it. Unset: the node starts but refuses tasks. "
+        f"{DEMO_MODEL}: the simulator's scripted demo policy (not a language model; sim tools only).",
     )
-    api_base: str | None = Field(default=None, description="Base URL of an OpenAI-compatible server.")
+    api_base: str | None = Field(
+        default=None, description="Base URL of the model server (http:// or https://), e.g. a local one."
+    )
     api_key_env: str | None = Field(
         default=None,
         description="Name of the environment variable holding the API key (never the key itself).",
@@ -76,6 +101,30 @@ class ModelConfig(_Model):
     record_file: Path | None = Field(
         default=None, description="Append every request digest and reply as JSONL (for replay)."
     )
+
+    @field_validator("model", mode="after")
+    @classmethod
+    def _blank_is_unset(cls, value: str | None) -> str | None:
+        # A blank string (an empty ROS parameter, `model: ""`) means no model, never a model named "".
+        return None if value is None else (value.strip() or None)
+
+    @field_validator("api_base", mode="after")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        problem = url_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("api_key_env", mode="after")
+    @classmethod
+    def _variable_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.fullmatch(value):
+            # Most likely the key itself was pasted here: do not echo it into logs.
+            raise ValueError("must be the name of an environment variable (e.g. OPENAI_API_KEY), not a key")
+        return value
 
 
 class MemoryConfig(_Model):
@@ -501,9 +550,9 @@ class HarnessConfig(_Model):
             seen.add(tool.name)
         return self
 
-    def effective_model(self) -> str:
-        """The model string after the HARNESS_MODEL override."""
-        return os.environ.get("HARNESS_MODEL") or self.model.model
+    def effective_model(self) -> str | None:
+        """The model string after the HARNESS_MODEL override; None when no model is configured."""
+        return (os.environ.get("HARNESS_MODEL") or "").strip() or self.model.model
 
 
 _PATH_KEYS: tuple[tuple[str, ...], ...] = (

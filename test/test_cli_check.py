@@ -18,12 +18,16 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 ENTRY_POINT = REPO_ROOT / ".venv" / "bin" / "harness-ros"
 
 
+MODEL_ENV = {"HARNESS_MODEL": "openai/gpt-4o-mini", "OPENAI_API_KEY": "sk-not-a-real-key"}
+"""A model whose settings pass the offline check (nothing is sent to it)."""
+
+
 def harness_ros(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     command = [str(ENTRY_POINT)] if ENTRY_POINT.exists() else [sys.executable, "-m", "harness_ros.cli"]
     return subprocess.run(
         [*command, *args],
         cwd=cwd,
-        env=env if env is not None else dict(os.environ),
+        env=env if env is not None else dict(os.environ, **MODEL_ENV),
         capture_output=True,
         text=True,
         timeout=60,
@@ -54,7 +58,7 @@ def test_check_default_config_prints_the_summary(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "config/example.yaml" in out
-    assert "harness_demo/scripted: the scripted demo policy, not a language model" in out
+    assert "model:   openai/gpt-4o-mini (from HARNESS_MODEL) [provider openai]\n" in out
     assert "mobile_manipulator.md (views: front, torso, wrist)" in out
     assert "skills:  3 (fetch-object, recover-failed-grasp, tidy-surface); 1 declared resource(s)" in out
     assert "tools:   none configured" in out
@@ -129,10 +133,13 @@ def test_model_override_and_unmapped_view_warning(deployment: Path) -> None:
     config.write_text(
         text.replace("    wrist:\n      topic: /wrist_camera/image_raw\n", ""), encoding="utf-8"
     )
-    env = dict(os.environ, HARNESS_MODEL="openai/gpt-4o-mini")
+    env = dict(os.environ, HARNESS_MODEL="anthropic/claude-3-5-haiku-latest", ANTHROPIC_API_KEY="x")
     result = harness_ros("check", "--config", str(config), cwd=deployment, env=env)
     assert result.returncode == 0, result.stderr
-    assert "model:   openai/gpt-4o-mini (from HARNESS_MODEL)\n" in result.stdout
+    assert (
+        "model:   anthropic/claude-3-5-haiku-latest (from HARNESS_MODEL) [provider anthropic]\n"
+        in result.stdout
+    )
     assert "demo policy" not in result.stdout
     assert "warning: profile views without a camera topic in observations.views: wrist" in result.stderr
 

@@ -103,7 +103,7 @@ def test_scripted_demo_end_to_end(tmp_path: Path, ros_env: dict[str, str]) -> No
     bag = workdir / "recording"
     assert (bag / "metadata.yaml").is_file()
     replay = subprocess.run(
-        [*CLI, "replay", str(bag), "--mode", "consolidate", "--dry-run"],
+        [*CLI, "replay", str(bag), "--mode", "consolidate", "--dry-run", "--model", "harness_demo/scripted"],
         env=ros_env,
         capture_output=True,
         text=True,

@@ -192,6 +192,8 @@ def _run_lines() -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("where", "line"), _run_lines(), ids=[w for w, _ in _run_lines()])
 def test_runnable_commands_succeed(where: str, line: str, tmp_path: Path) -> None:
     env = dict(os.environ, HOME=str(tmp_path))  # configs with ~/... must not touch the real home
+    # The docs have the reader export the key their model needs; an offline check never sends it.
+    env.setdefault("OPENAI_API_KEY", "sk-docs-test")
     result = harness_ros(*shlex.split(line)[1:], env=env)
     assert result.returncode == 0, f"{where}: {line}\n{result.stdout}\n{result.stderr}"
     assert "Traceback" not in result.stderr

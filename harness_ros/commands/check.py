@@ -1,8 +1,13 @@
 """``harness-ros check``: validate a config and what it points at, then print a summary.
 
-Checks, in order: the config file, the Embodiment Profile, the skills folder and
-the memory folder. The first problem ends the command with one ``error:`` message
-(exit 1); a clean run prints what the harness would start with (exit 0).
+Checks, in order: the config file, the Embodiment Profile, the skills folder, the
+memory folder and the model settings (a model is set; litellm knows its provider;
+the provider's environment variables and ``model.api_key_env`` are set; the scripted
+demo policy only with the simulator's tools). The same for ``evaluator.model`` when it
+differs. Nothing is sent to a model unless ``--online``: then each model answers one
+minimal request (and one with a small image when it is sent camera images) and the
+round-trip time is printed. The first problem ends the command with one ``error:``
+message (exit 1); a clean run prints what the harness would start with (exit 0).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
+    from harness_ros.model import ModelSetting
 
 __all__ = ["MemorySummary", "register", "run_check", "summarize_memory"]
 
@@ -36,6 +42,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="FILE",
         help="config YAML (default: the shipped config/example.yaml)",
+    )
+    parser.add_argument(
+        "--online",
+        action="store_true",
+        help="also call each model once (and once with a small image) and print the round-trip time",
     )
     parser.set_defaults(handler=run_check)
 
@@ -89,18 +100,39 @@ def summarize_memory(folder: Path) -> MemorySummary:
     return MemorySummary(folder=folder, entries=entries, ledgers=ledgers)
 
 
-def _describe_model(config: HarnessConfig) -> str:
-    import os
+def _describe_model(setting: ModelSetting) -> str:
+    origin = " (from HARNESS_MODEL)" if setting.key == "HARNESS_MODEL" else ""
+    if setting.provider == "scripted":
+        return f"{setting.name}{origin}: {setting.note}"
+    details = f"provider {setting.provider}" + (f", {setting.note}" if setting.note else "")
+    return f"{setting.name}{origin} [{details}]"
 
-    model = config.effective_model()
-    origin = " (from HARNESS_MODEL)" if os.environ.get("HARNESS_MODEL") else ""
-    if model.startswith("harness_demo/"):
-        return f"{model}{origin}: the scripted demo policy, not a language model"
-    return f"{model}{origin}"
+
+def _probe_lines(config: HarnessConfig, settings: list[ModelSetting]) -> list[str]:
+    """``--online``: one timed request per model (and one with an image where images go)."""
+    from harness_ros.model import LiteLLMModel, build_model, probe_model
+
+    lines = []
+    for setting in settings:
+        if setting.provider == "replay":
+            lines.append(f"online:  {setting.role} {setting.name}: recorded replies, nothing to call")
+            continue
+        model = build_model(config, model=setting.name)
+        if isinstance(model, LiteLLMModel):
+            # One attempt and no recording: the time printed is one round trip.
+            model.max_retries = 0
+            model.recorder = None
+        for result in probe_model(model, image=setting.sees_images):
+            lines.append(
+                f"online:  {setting.role} {setting.name}, {result.what} request: "
+                f"{result.seconds:.2f} s round trip, replied {result.reply!r}"
+            )
+    return lines
 
 
 def run_check(args: argparse.Namespace) -> int:
     from harness_ros.config import load_config
+    from harness_ros.model import validate_model_settings
     from harness_ros.paths import default_config_path, display_path
     from harness_ros.profile import load_embodiment_profile_document_from_config
     from harness_ros.skills import SkillCatalog
@@ -110,8 +142,12 @@ def run_check(args: argparse.Namespace) -> int:
     profile = load_embodiment_profile_document_from_config(config)
     catalog = SkillCatalog.discover(config.skills.dir)
     memory = summarize_memory(config.memory.dir)
+    settings = validate_model_settings(config, require_model=True)
 
-    lines = [f"config:  {display_path(config_path)}", f"model:   {_describe_model(config)}"]
+    lines = [f"config:  {display_path(config_path)}"]
+    for setting in settings:
+        label = "model:  " if setting.role == "model" else "evaluator model:"
+        lines.append(f"{label} {_describe_model(setting)}")
     if profile is None:
         lines.append("profile: none configured (embodiment_profile_file)")
     else:
@@ -133,6 +169,9 @@ def run_check(args: argparse.Namespace) -> int:
     lines.append(
         f"memory:  {display_path(memory.folder)} ({memory.total_entries} entries: {counts}; {ledgers})"
     )
+    if args.online:
+        print("\n".join(lines), flush=True)
+        lines = _probe_lines(config, settings)
     print("\n".join(lines))
 
     if profile is not None and config.observations.views:

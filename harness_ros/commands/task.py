@@ -1,7 +1,8 @@
 """``harness-ros task "bring the cup"``: send one task to a running harness node and follow it.
 
-Exit 0 when the task completed; 1 when it failed, was aborted, cancelled or rejected,
-or when no harness node answered.
+Exit 0 when the task completed; 1 when it failed, was aborted or cancelled, or when no
+harness node answered; 3 (``EXIT_REJECTED``) when the node refused to start it (no model
+configured, another task running): nothing ran on the robot.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import uuid
 from typing import Any
 
 from harness_ros.errors import HarnessError
+
+EXIT_REJECTED = 3
+"""Exit status when the node refused the task (2 is argparse's usage error)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +40,10 @@ def run(args: argparse.Namespace) -> int:
         printer=(lambda e: print(json.dumps(e), flush=True)) if args.json else print_event,
         ros_args=args.ros_args,
     )
-    return 0 if result.get("status") == "completed" else 1
+    status = result.get("status")
+    if status == "rejected":
+        return EXIT_REJECTED
+    return 0 if status == "completed" else 1
 
 
 def print_event(event: dict[str, Any]) -> None:

@@ -420,7 +420,10 @@ class DemoRunner:
             for bag in bags:
                 size = sum(f.stat().st_size for f in bag.rglob("*") if f.is_file()) / 1e6
                 self.out(f"  recording:  {bag} ({size:.1f} MB)")
-                self.out(f"              replay it: harness-ros replay {bag} --mode consolidate --dry-run")
+                # The model by name: replay's default config sets none, and never falls back to a script.
+                model = self.options.model or DEMO_MODEL
+                replay = f"harness-ros replay {bag} --mode consolidate --dry-run --model {model}"
+                self.out(f"              replay it: {replay}")
             if not bags:
                 self.out(f"  recording:  missing (expected {self.recording}; see the node log)")
         self.out(f"  memory:     {self.memory}")

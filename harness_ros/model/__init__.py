@@ -5,39 +5,65 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness_ros.errors import ConfigError
 from harness_ros.model.contracts import ChatModel, ModelReply, ToolCall, Usage
 from harness_ros.model.json_parsing import parse_json_loose
 from harness_ros.model.litellm_model import DEMO_PREFIX, LiteLLMModel, complete_json
 from harness_ros.model.recording import ModelRecorder, ReplayModel, request_digest
+from harness_ros.model.settings import (
+    NO_MODEL_MESSAGE,
+    REPLAY_PREFIX,
+    ModelSetting,
+    UnconfiguredModel,
+    model_key,
+    probe_model,
+    scripted_policy_problem,
+    validate_model_settings,
+)
 
 if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
 
 __all__ = [
     "DEMO_PREFIX",
+    "NO_MODEL_MESSAGE",
     "REPLAY_PREFIX",
     "ChatModel",
     "LiteLLMModel",
     "ModelRecorder",
     "ModelReply",
+    "ModelSetting",
     "ReplayModel",
     "ToolCall",
+    "UnconfiguredModel",
     "Usage",
     "build_model",
     "complete_json",
     "parse_json_loose",
+    "probe_model",
     "request_digest",
+    "validate_model_settings",
 ]
 
-REPLAY_PREFIX = "replay/"
-"""``replay/<path to a recording.jsonl>`` selects ``ReplayModel`` (relative paths: cwd)."""
 
+def build_model(config: HarnessConfig, *, model: str | None = None, allow_unset: bool = False) -> ChatModel:
+    """The configured model (``HARNESS_MODEL`` honoured), recording when ``model.record_file`` is set.
 
-def build_model(config: HarnessConfig, *, model: str | None = None) -> ChatModel:
-    """The configured model (``HARNESS_MODEL`` honoured), recording when ``model.record_file`` is set."""
-    name = model or config.effective_model()
+    No model configured raises ``ConfigError`` (``NO_MODEL_MESSAGE``); with ``allow_unset``
+    (the node, which then refuses tasks) it returns an ``UnconfiguredModel`` instead. The
+    scripted demo policy is refused next to tools that are not the simulator's.
+    """
+    name = (model or "").strip() or config.effective_model()
+    if name is None:
+        if allow_unset:
+            return UnconfiguredModel()
+        raise ConfigError(NO_MODEL_MESSAGE)
     if name.startswith(REPLAY_PREFIX):
         return ReplayModel(Path(name.removeprefix(REPLAY_PREFIX)))
+    key = model_key(config) if model is None else "the model"
+    problem = scripted_policy_problem(config, key, name, require_sim_tools=False)
+    if problem is not None:
+        raise ConfigError(problem)
     record_file = config.model.record_file
     recorder = ModelRecorder(record_file) if record_file is not None else None
     return LiteLLMModel.from_config(config.model, model=name, recorder=recorder)

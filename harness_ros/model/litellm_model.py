@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from harness_ros.config import ModelConfig
     from harness_ros.model.recording import ModelRecorder
 
-__all__ = ["DEMO_PREFIX", "LiteLLMModel", "complete_json"]
+__all__ = ["DEMO_PREFIX", "LiteLLMModel", "complete_json", "import_litellm"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 _REGISTER_LOCK = threading.Lock()
 
 
-def _import_litellm() -> Any:
+def import_litellm() -> Any:
+    """litellm with its bundled cost map: importing it never reaches the network."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
@@ -151,23 +152,24 @@ class LiteLLMModel:
 
     @classmethod
     def from_config(cls, cfg: ModelConfig, *, model: str | None = None, **kwargs: Any) -> LiteLLMModel:
-        """Build from ``ModelConfig``; the API key comes from the env var it names."""
+        """Build from ``ModelConfig``; the API key comes from the env var it names; ``kwargs`` override."""
         api_key = None
         if cfg.api_key_env:
             api_key = os.environ.get(cfg.api_key_env)
             if not api_key:
                 msg = f"model.api_key_env names {cfg.api_key_env!r}, but that environment variable is not set"
                 raise LLMError(msg)
-        return cls(
-            model or cfg.model,
-            api_base=cfg.api_base,
-            api_key=api_key,
-            timeout_s=cfg.timeout_s,
-            max_retries=cfg.max_retries,
-            temperature=cfg.temperature,
-            max_tokens=cfg.max_tokens,
-            **kwargs,
-        )
+        settings: dict[str, Any] = {
+            "api_base": cfg.api_base,
+            "api_key": api_key,
+            "timeout_s": cfg.timeout_s,
+            "max_retries": cfg.max_retries,
+            "temperature": cfg.temperature,
+            "max_tokens": cfg.max_tokens,
+        }
+        # Callers may override a setting (check --online makes one attempt, no retries).
+        settings.update(kwargs)
+        return cls(model or cfg.model or "", **settings)
 
     @property
     def provider(self) -> str:
@@ -214,7 +216,7 @@ class LiteLLMModel:
         tools: list[dict[str, Any]] | None = None,
         json_mode: bool = False,
     ) -> ModelReply:
-        litellm = _import_litellm()
+        litellm = import_litellm()
         if self.name.startswith(DEMO_PREFIX):
             _ensure_demo_provider(litellm)
         request = self._request(messages, tools, json_mode)

@@ -108,6 +108,8 @@ class HarnessNode(LifecycleNode):
         self._config_path_arg = config_path
         self.config: HarnessConfig | None = None
         self.configure_error: str | None = None
+        self.no_model_reason: str | None = None
+        """Set when no model is configured: the node runs (sensors, tools) but refuses tasks."""
         self._harness: Any = None
         self._observations: Any = None
         self._tools: list[Any] = []
@@ -194,6 +196,7 @@ class HarnessNode(LifecycleNode):
             max_bytes=config.task_api.max_message_bytes, max_json_depth=config.task_api.max_json_depth
         )
         config = self._state_outside_install_share(config)
+        self._check_model_settings(config)
         profile = load_embodiment_profile_document_from_config(config)
         views = profile.model_visible_views if profile is not None else tuple(config.observations.views)
         self._observations = RosObservationSource(
@@ -211,7 +214,7 @@ class HarnessNode(LifecycleNode):
             if config.strict_graph:
                 raise HarnessError(f"ROS graph check failed (strict_graph): {message}")
             self.get_logger().warning(f"ROS graph check: {message}")
-        model = build_model(config)
+        model = build_model(config, allow_unset=True)
         approval = None
         if any(tool.requires_approval for tool in config.tools):
             from harness_ros.ros.approval import RosApprovalProvider
@@ -231,7 +234,7 @@ class HarnessNode(LifecycleNode):
         self._recorder = attach_recorder(self, config)
         views_text = ", ".join(views) or "none"
         self.get_logger().info(
-            f"configured: model {config.effective_model()!r}, views [{views_text}], "
+            f"configured: model {config.effective_model() or 'none'!r}, views [{views_text}], "
             f"{len(self._tools)} robot tools"
         )
 
@@ -266,6 +269,17 @@ class HarnessNode(LifecycleNode):
                 self.get_logger().info(f"memory seeded from {state.memory_template}: {len(seeded)} file(s)")
         return state.config
 
+    def _check_model_settings(self, config: HarnessConfig) -> None:
+        """Refuse to configure with a model that cannot run (unknown provider, missing key,
+        the scripted demo policy next to real tools); without any model, configure and
+        refuse tasks. Imports litellm when a litellm model is set (about 2 s, once)."""
+        from harness_ros.model import NO_MODEL_MESSAGE, validate_model_settings
+
+        validate_model_settings(config, require_model=False)
+        self.no_model_reason = None if config.effective_model() else NO_MODEL_MESSAGE
+        if self.no_model_reason is not None:
+            self.get_logger().warning(f"{self.no_model_reason}; tasks are refused until then")
+
     def _build_evaluator(self, config: HarnessConfig) -> Any:
         kind = config.evaluator.kind
         if kind == "none":
@@ -274,7 +288,7 @@ class HarnessNode(LifecycleNode):
             from harness_ros.evaluation import ModelEvaluator
             from harness_ros.model import build_model
 
-            return ModelEvaluator(build_model(config, model=config.evaluator.model))
+            return ModelEvaluator(build_model(config, model=config.evaluator.model, allow_unset=True))
         from harness_ros.ros.sim.evaluator import SimGroundTruthEvaluator
 
         return SimGroundTruthEvaluator(self, config.evaluator.ground_truth_topic)
@@ -350,6 +364,8 @@ class HarnessNode(LifecycleNode):
         with self._lock:
             if not self._accepting or self._harness is None:
                 raise TaskRejectedError("the harness node is not active")
+            if self.no_model_reason is not None:
+                raise TaskRejectedError(self.no_model_reason)
             if self.busy:
                 raise TaskRejectedError("another task is running; cancel it first (~/cancel_task)")
             self._current_task_id = task_id

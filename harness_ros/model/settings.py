@@ -1,0 +1,291 @@
+"""Model settings checked before any task: which models a config uses and whether they can run.
+
+``validate_model_settings`` is what ``harness-ros check`` and the node's configure run:
+
+- no model at all is its own state (``NO_MODEL_MESSAGE``): the node starts and refuses
+  tasks, ``check`` fails with that message;
+- ``harness_demo/...`` (the scripted demo policy) is accepted only with the simulator's
+  own tools bound, so a script written for the sim never drives a real robot;
+- any other string must name a provider litellm knows (its own provider resolution),
+  the provider's environment variables must be set (litellm's environment validation),
+  and ``model.api_key_env`` must name a variable that is set.
+
+Errors are ``ConfigError`` naming the config key (``model.model``, ``HARNESS_MODEL``,
+``evaluator.model``, ``model.api_key_env``) and the missing variable. litellm is imported
+only here and in the adapter, never at module import. ``probe_model`` is the online part
+of ``check --online``: one minimal completion, and one with a small image, timed.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness_ros.errors import ConfigError, LLMError
+from harness_ros.model.contracts import ChatModel, ModelReply
+from harness_ros.model.litellm_model import DEMO_PREFIX, import_litellm
+
+if TYPE_CHECKING:
+    from harness_ros.config import HarnessConfig, ToolBinding
+
+__all__ = [
+    "NO_MODEL_MESSAGE",
+    "REPLAY_PREFIX",
+    "SIM_INTERFACE_PACKAGE",
+    "ModelSetting",
+    "ProbeResult",
+    "UnconfiguredModel",
+    "model_key",
+    "probe_model",
+    "scripted_policy_problem",
+    "validate_model_settings",
+]
+
+_EXAMPLES = "e.g. openai/gpt-4o-mini, anthropic/..., ollama/..."
+NO_MODEL_MESSAGE = f"no model configured: set model.model or HARNESS_MODEL ({_EXAMPLES})"
+SIM_INTERFACE_PACKAGE = "harness_sim_msgs"
+"""The simulator's interface package: a tool typed from it is one of the sim's own tools."""
+
+REPLAY_PREFIX = "replay/"
+"""``replay/<path to a recording.jsonl>`` selects ``ReplayModel`` (relative paths: cwd)."""
+_OLLAMA_PROVIDERS = frozenset({"ollama", "ollama_chat"})
+_OLLAMA_DEFAULT_BASE = "http://localhost:11434"
+
+
+@dataclass(frozen=True)
+class ModelSetting:
+    """One model a config uses, after validation."""
+
+    role: str
+    """'model' (decides, consolidates, summarises) or 'evaluator'."""
+    key: str
+    """Where the string came from: model.model, HARNESS_MODEL or evaluator.model."""
+    name: str
+    provider: str
+    """litellm's provider, 'scripted' (the demo policy) or 'replay'."""
+    sees_images: bool
+    """The harness sends it camera images (views configured, or it is the evaluator)."""
+    note: str = ""
+
+
+class UnconfiguredModel:
+    """Stands in for the model of a node started without one; every call fails with the reason."""
+
+    name = "none"
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        json_mode: bool = False,
+    ) -> ModelReply:
+        raise LLMError(NO_MODEL_MESSAGE)
+
+
+def model_key(config: HarnessConfig) -> str:
+    """The setting that chose the main model: ``HARNESS_MODEL`` wins over ``model.model``."""
+    return "HARNESS_MODEL" if (os.environ.get("HARNESS_MODEL") or "").strip() else "model.model"
+
+
+def _is_sim_tool(tool: ToolBinding) -> bool:
+    return tool.type.split("/", 1)[0] == SIM_INTERFACE_PACKAGE
+
+
+def scripted_policy_problem(
+    config: HarnessConfig, key: str, name: str, *, require_sim_tools: bool
+) -> str | None:
+    """Why the scripted demo policy may not run with this config, or None.
+
+    Any bound tool that is not the sim's is refused. ``require_sim_tools`` (the node,
+    ``check``) also refuses a config that binds no sim tool: the policy is a script
+    for the simulator and has nothing to do anywhere else. Offline consolidation
+    (replay, ``memory consolidate``) binds no tools and may use it.
+    """
+    if not name.startswith(DEMO_PREFIX):
+        return None
+    foreign = [tool for tool in config.tools if not _is_sim_tool(tool)]
+    if foreign:
+        listed = ", ".join(f"{tool.name} ({tool.type})" for tool in foreign)
+        noun = "tool {} is" if len(foreign) == 1 else "tools {} are"
+        detail = f"{noun.format(listed)} not the simulator's ({SIM_INTERFACE_PACKAGE})"
+    elif require_sim_tools and not config.tools:
+        detail = f"this config binds no tool of the simulator ({SIM_INTERFACE_PACKAGE})"
+    else:
+        return None
+    return (
+        f"{key} {name!r} is the scripted demo policy, not a language model; it only drives "
+        f"the simulated robot (config/sim.yaml, harness-ros demo, harness-ros eval), and {detail}. "
+        f"Set model.model or HARNESS_MODEL to a language model ({_EXAMPLES})"
+    )
+
+
+def _main_sees_images(config: HarnessConfig, main: str) -> bool:
+    # The node refuses a profile view without a topic, so configured views are what it sends;
+    # a model evaluator on the main model judges camera images too.
+    judges = config.evaluator.kind == "model" and config.evaluator.model in (None, main)
+    return bool(config.observations.views) or judges
+
+
+def _models_in_use(config: HarnessConfig) -> list[tuple[str, str, str, bool]]:
+    """(role, key, name, sees_images) of each distinct model the config uses."""
+    found: list[tuple[str, str, str, bool]] = []
+    main = config.effective_model()
+    if main is not None:
+        found.append(("model", model_key(config), main, _main_sees_images(config, main)))
+    evaluator = config.evaluator.model
+    if config.evaluator.kind == "model" and evaluator and evaluator != main:
+        found.append(("evaluator", "evaluator.model", evaluator, True))
+    return found
+
+
+def _api_key(config: HarnessConfig, env: Mapping[str, str]) -> str | None:
+    variable = config.model.api_key_env
+    if variable is None:
+        return None
+    value = env.get(variable)
+    if not value:
+        raise ConfigError(
+            f"model.api_key_env names {variable!r}, but that environment variable is not set: "
+            "export it in the shell (or launch environment) that starts harness_ros"
+        )
+    return value
+
+
+def _provider(litellm: Any, key: str, name: str, api_base: str | None) -> str:
+    head, slash, rest = name.partition("/")
+    if not head or (slash and not rest.strip()):
+        raise ConfigError(
+            f"{key} {name!r} is not a model string: use provider/model, e.g. openai/gpt-4o-mini"
+        )
+    # litellm prints a provider list to stdout when resolution fails, unless told not to.
+    quiet = litellm.suppress_debug_info
+    litellm.suppress_debug_info = True
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(model=name, api_base=api_base)
+    except Exception:  # noqa: BLE001  litellm raises its BadRequestError; any failure means unknown
+        raise ConfigError(
+            f"{key} {name!r}: litellm knows no provider for it. The part before '/' selects the "
+            "provider (openai/..., anthropic/..., ollama/..., see https://docs.litellm.ai/docs/providers); "
+            "for an OpenAI-compatible server use openai/<name> with model.api_base"
+        ) from None
+    finally:
+        litellm.suppress_debug_info = quiet
+    return str(provider)
+
+
+def _check_litellm_model(
+    litellm: Any, config: HarnessConfig, key: str, name: str, api_key: str | None
+) -> tuple[str, str]:
+    """(provider, note) of a litellm model string; raises ``ConfigError`` naming what is missing."""
+    api_base = config.model.api_base
+    provider = _provider(litellm, key, name, api_base)
+    result = litellm.validate_environment(model=name, api_key=api_key, api_base=api_base)
+    missing = [str(item) for item in result.get("missing_keys") or []]
+    note = ""
+    if provider in _OLLAMA_PROVIDERS and missing == ["OLLAMA_API_BASE"]:
+        # litellm calls a local Ollama at its default address when no base is given.
+        missing = []
+        note = f"api base {_OLLAMA_DEFAULT_BASE} (litellm's default; set model.api_base to change it)"
+    if missing:
+        variables = " and ".join(missing)
+        hint = (
+            "export it, or set model.api_key_env to the name of the variable that holds the key"
+            if all("KEY" in item or "TOKEN" in item for item in missing)
+            else "export it in the shell (or launch environment) that starts harness_ros"
+        )
+        raise ConfigError(
+            f"{key} {name!r} (provider {provider!r}) needs the environment variable {variables}, "
+            f"which is not set: {hint}"
+        )
+    return provider, note
+
+
+def validate_model_settings(
+    config: HarnessConfig, *, require_model: bool, env: Mapping[str, str] | None = None
+) -> list[ModelSetting]:
+    """Check every model the config uses, without calling any of them.
+
+    ``require_model``: no model at all is an error (``check``); otherwise it is the
+    node's "start, refuse tasks" state and only the models that are set are checked.
+    """
+    environ = os.environ if env is None else env
+    in_use = _models_in_use(config)
+    if require_model and config.effective_model() is None:
+        raise ConfigError(NO_MODEL_MESSAGE)
+    settings: list[ModelSetting] = []
+    litellm: Any = None
+    api_key: str | None = None
+    for role, key, name, sees_images in in_use:
+        if name.startswith(REPLAY_PREFIX):
+            path = Path(name.removeprefix(REPLAY_PREFIX))
+            if not path.is_file():
+                raise ConfigError(f"{key} {name!r}: the recording {str(path)!r} does not exist")
+            settings.append(ModelSetting(role, key, name, "replay", sees_images, "recorded replies"))
+            continue
+        problem = scripted_policy_problem(config, key, name, require_sim_tools=True)
+        if problem is not None:
+            raise ConfigError(problem)
+        if name.startswith(DEMO_PREFIX):
+            note = "the scripted demo policy, not a language model"
+            settings.append(ModelSetting(role, key, name, "scripted", sees_images, note))
+            continue
+        if litellm is None:
+            api_key = _api_key(config, environ)
+            litellm = import_litellm()
+        provider, note = _check_litellm_model(litellm, config, key, name, api_key)
+        settings.append(ModelSetting(role, key, name, provider, sees_images, note))
+    return settings
+
+
+# ---------------------------------------------------------------------- online probe
+@dataclass(frozen=True)
+class ProbeResult:
+    what: str
+    seconds: float
+    reply: str
+
+
+def _probe_image_url() -> str:
+    """A 32x32 red JPEG as a data URL (the harness sends its views the same way)."""
+    import cv2
+    import numpy as np
+
+    image = np.zeros((32, 32, 3), dtype=np.uint8)
+    image[:, :] = (0, 0, 255)  # BGR red
+    ok, encoded = cv2.imencode(".jpg", image)
+    if not ok:
+        raise LLMError("cannot encode the probe image")
+    return "data:image/jpeg;base64," + base64.b64encode(encoded.tobytes()).decode("ascii")
+
+
+def _short(text: str | None) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= 60 else flat[:57] + "..."
+
+
+def probe_model(model: ChatModel, *, image: bool) -> Sequence[ProbeResult]:
+    """One minimal completion (and one with a small image), each timed; raises ``LLMError``."""
+    requests: list[tuple[str, list[dict[str, Any]]]] = [
+        ("text", [{"role": "user", "content": "Reply with the single word OK."}])
+    ]
+    if image:
+        content = [
+            {"type": "text", "text": "What colour is this image? Answer with one word."},
+            {"type": "image_url", "image_url": {"url": _probe_image_url()}},
+        ]
+        requests.append(("image", [{"role": "user", "content": content}]))
+    results: list[ProbeResult] = []
+    for what, messages in requests:
+        start = time.perf_counter()
+        try:
+            reply = model.complete(messages)
+        except LLMError as err:
+            raise LLMError(f"model {model.name!r} failed the {what} probe: {err}") from None
+        results.append(ProbeResult(what, time.perf_counter() - start, _short(reply.text)))
+    return results

@@ -1,0 +1,270 @@
+"""Model settings are checked before any task: no model, unknown providers, missing keys,
+malformed URLs and the scripted demo policy next to real tools are caught by ``check``
+(and the same function runs in the node's configure); ``check --online`` times one real
+request through litellm's HTTP path to the loopback OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness_ros.cli import main
+from harness_ros.config import HarnessConfig, config_from_dict, load_config
+from harness_ros.errors import ConfigError, LLMError
+from harness_ros.model import (
+    NO_MODEL_MESSAGE,
+    UnconfiguredModel,
+    build_model,
+    validate_model_settings,
+)
+from harness_ros.testing.loopback_llm import LoopbackLLMServer
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "config" / "example.yaml"
+SIM = REPO / "config" / "sim.yaml"
+
+SIM_TOOL = {
+    "name": "navigate_to",
+    "description": "Drive to a named target.",
+    "action": "/sim/navigate_to",
+    "type": "harness_sim_msgs/action/NavigateTo",
+}
+ROBOT_TOOL = {
+    "name": "navigate_to_pose",
+    "description": "Drive with Nav2.",
+    "action": "/navigate_to_pose",
+    "type": "nav2_msgs/action/NavigateToPose",
+}
+
+
+def config(tmp_path: Path, **data: Any) -> HarnessConfig:
+    data.setdefault("memory", {"dir": str(tmp_path / "memory")})
+    return config_from_dict(data, base_dir=tmp_path, origin="test")
+
+
+def write_config(tmp_path: Path, **data: Any) -> Path:
+    data.setdefault("memory", {"dir": str(tmp_path / "memory")})
+    path = tmp_path / "robot.yaml"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["check", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---------------------------------------------------------------------- no model
+def test_no_model_is_reported_not_replaced_by_the_scripted_policy(tmp_path: Path) -> None:
+    bare = config(tmp_path)
+    assert bare.effective_model() is None
+    with pytest.raises(ConfigError) as err:
+        validate_model_settings(bare, require_model=True)
+    assert str(err.value) == NO_MODEL_MESSAGE
+    assert NO_MODEL_MESSAGE == (
+        "no model configured: set model.model or HARNESS_MODEL "
+        "(e.g. openai/gpt-4o-mini, anthropic/..., ollama/...)"
+    )
+    # The node's configure: no error, nothing to check; it refuses tasks instead.
+    assert validate_model_settings(bare, require_model=False) == []
+    with pytest.raises(ConfigError, match=r"^no model configured"):
+        build_model(bare)
+    placeholder = build_model(bare, allow_unset=True)
+    assert isinstance(placeholder, UnconfiguredModel)
+    with pytest.raises(LLMError, match=r"^no model configured"):
+        placeholder.complete([{"role": "user", "content": "hi"}])
+
+
+def test_blank_model_strings_mean_no_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_MODEL", "  ")
+    assert config(tmp_path, model={"model": " "}).effective_model() is None
+
+
+def test_check_of_the_example_config_fails_with_the_no_model_message(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = check(capsys, "--config", str(EXAMPLE))
+    assert code == 1
+    assert err == f"error: {NO_MODEL_MESSAGE}\n"
+    assert "check: OK" not in out
+
+
+# ---------------------------------------------------------------------- litellm models
+def test_check_names_openai_api_key_when_it_is_unset(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_MODEL", "openai/gpt-4o-mini")
+    code, out, err = check(capsys, "--config", str(EXAMPLE))
+    assert code == 1
+    assert err.startswith("error: HARNESS_MODEL 'openai/gpt-4o-mini' (provider 'openai') needs")
+    assert "OPENAI_API_KEY" in err and "model.api_key_env" in err
+    assert out == ""
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    code, out, err = check(capsys, "--config", str(EXAMPLE))
+    assert (code, err) == (0, "")
+    assert "model:   openai/gpt-4o-mini (from HARNESS_MODEL) [provider openai]\n" in out
+    assert out.endswith("check: OK\n")
+
+
+def test_check_names_the_key_of_an_unknown_provider(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_config(tmp_path, model={"model": "foo/bar"})
+    code, out, err = check(capsys, "--config", str(path))
+    assert code == 1
+    assert err.startswith("error: model.model 'foo/bar': litellm knows no provider for it")
+    # litellm's own provider list must not leak onto stdout.
+    assert out == ""
+
+
+def test_a_model_string_without_a_model_name_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"model\.model 'openai/' is not a model string"):
+        validate_model_settings(config(tmp_path, model={"model": "openai/"}), require_model=True)
+
+
+def test_api_key_env_must_be_set_and_is_used_instead_of_the_provider_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = config(tmp_path, model={"model": "openai/local", "api_key_env": "ROBOT_LLM_KEY"})
+    with pytest.raises(ConfigError, match=r"model\.api_key_env names 'ROBOT_LLM_KEY', but .* not set"):
+        validate_model_settings(settings, require_model=True)
+    monkeypatch.setenv("ROBOT_LLM_KEY", "secret")
+    (setting,) = validate_model_settings(settings, require_model=True)
+    assert (setting.key, setting.provider) == ("model.model", "openai")
+
+
+def test_a_pasted_key_in_api_key_env_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        config(tmp_path, model={"model": "openai/x", "api_key_env": "sk-proj-abc123"})
+    assert "model.api_key_env: Value error, must be the name of an environment variable" in str(err.value)
+    assert "abc123" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("localhost:8000/v1", "must start with http:// or https://"),
+        ("ftp://gpu-box/v1", "must start with http:// or https://"),
+        ("http:///v1", "has no host name"),
+        ("http://gpu-box:99999/v1", "has an invalid port"),
+        ("http://gpu box:8000/v1", "must be an http:// or https:// URL without spaces"),
+    ],
+)
+def test_api_base_must_be_a_well_formed_url(tmp_path: Path, url: str, problem: str) -> None:
+    with pytest.raises(ConfigError, match=rf"model\.api_base: Value error, {problem}"):
+        config(tmp_path, model={"model": "openai/x", "api_base": url})
+
+
+def test_well_formed_api_base_passes_and_ollama_needs_no_variable(tmp_path: Path) -> None:
+    ok = config(tmp_path, model={"model": "ollama/qwen2.5vl", "api_base": "http://localhost:11434"})
+    assert validate_model_settings(ok, require_model=True)[0].provider == "ollama"
+    # No api_base: litellm calls a local Ollama at its default address, which check says.
+    (setting,) = validate_model_settings(config(tmp_path, model={"model": "ollama/x"}), require_model=True)
+    assert "http://localhost:11434" in setting.note
+
+
+def test_a_differing_evaluator_model_is_checked_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    settings = config(
+        tmp_path,
+        model={"model": "openai/gpt-4o-mini"},
+        evaluator={"kind": "model", "model": "anthropic/claude-3-5-sonnet-latest"},
+    )
+    with pytest.raises(ConfigError) as err:
+        validate_model_settings(settings, require_model=True)
+    assert str(err.value).startswith("evaluator.model 'anthropic/claude-3-5-sonnet-latest'")
+    assert "ANTHROPIC_API_KEY" in str(err.value)
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-real-key")
+    roles = [(s.role, s.key) for s in validate_model_settings(settings, require_model=True)]
+    assert roles == [("model", "model.model"), ("evaluator", "evaluator.model")]
+    # The same model, or an evaluator that is not a model, adds nothing to check.
+    same = config(tmp_path, model={"model": "openai/gpt-4o-mini"}, evaluator={"kind": "model"})
+    (main_model,) = validate_model_settings(same, require_model=True)
+    assert main_model.sees_images, "it judges camera images as the evaluator: --online sends one"
+    plain = config(tmp_path, model={"model": "openai/gpt-4o-mini"})
+    assert not validate_model_settings(plain, require_model=True)[0].sees_images
+
+
+# ---------------------------------------------------------------------- scripted policy
+def test_the_sim_config_may_use_the_scripted_policy() -> None:
+    (setting,) = validate_model_settings(load_config(SIM), require_model=True)
+    assert (setting.name, setting.provider) == ("harness_demo/scripted", "scripted")
+
+
+def test_the_scripted_policy_refuses_tools_that_are_not_the_sims(tmp_path: Path) -> None:
+    mixed = config(tmp_path, model={"model": "harness_demo/scripted"}, tools=[SIM_TOOL, ROBOT_TOOL])
+    for refuse in (
+        lambda: validate_model_settings(mixed, require_model=True),
+        lambda: build_model(mixed),
+    ):
+        with pytest.raises(ConfigError) as err:
+            refuse()
+        message = str(err.value)
+        assert "scripted demo policy, not a language model" in message
+        assert "navigate_to_pose (nav2_msgs/action/NavigateToPose)" in message
+        assert "navigate_to (" not in message
+
+
+def test_the_scripted_policy_on_a_robot_config_without_sim_tools_refuses_to_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_MODEL", "harness_demo/scripted")
+    with pytest.raises(ConfigError, match=r"^HARNESS_MODEL 'harness_demo/scripted' is the scripted demo"):
+        validate_model_settings(load_config(EXAMPLE), require_model=True)
+    # Offline consolidation (replay, memory) binds no tools: the policy may serve it there.
+    assert build_model(config(tmp_path)).name == "harness_demo/scripted"
+
+
+# ---------------------------------------------------------------------- --online
+def test_online_check_times_a_text_and_an_image_request_against_the_loopback_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOPBACK_KEY", "not-a-real-key")
+    with LoopbackLLMServer(["OK", "Red."]) as server:
+        path = write_config(
+            tmp_path,
+            model={"model": "openai/loopback", "api_base": server.url, "api_key_env": "LOOPBACK_KEY"},
+            observations={"views": {"front": {"topic": "/camera/image"}}},
+        )
+        code, out, err = check(capsys, "--config", str(path), "--online")
+    assert code == 0, err
+    lines = out.splitlines()
+    text_line = next(line for line in lines if ", text request: " in line)
+    image_line = next(line for line in lines if ", image request: " in line)
+    assert text_line.startswith("online:  model openai/loopback, text request: ")
+    assert text_line.endswith(" s round trip, replied 'OK'")
+    assert image_line.endswith(" s round trip, replied 'Red.'")
+    seconds = float(text_line.split("text request: ")[1].split(" s ")[0])
+    assert 0 < seconds < 30
+    assert lines[-1] == "check: OK"
+    assert len(server.requests) == 2
+    image_parts = [p for p in server.requests[1]["messages"][0]["content"] if p.get("type") == "image_url"]
+    assert image_parts and image_parts[0]["image_url"]["url"].startswith("data:image/jpeg;base64,")
+
+
+def test_online_check_fails_on_a_provider_error_after_one_attempt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOPBACK_KEY", "not-a-real-key")
+    with LoopbackLLMServer([{"status": 503, "error": "overloaded"}, "unused"]) as server:
+        path = write_config(
+            tmp_path,
+            model={
+                "model": "openai/loopback",
+                "api_base": server.url,
+                "api_key_env": "LOOPBACK_KEY",
+                "max_retries": 3,
+            },
+        )
+        code, out, err = check(capsys, "--config", str(path), "--online")
+    assert code == 1
+    assert err.startswith("error: model 'openai/loopback' failed the text probe: Model call failed")
+    assert "overloaded" in err
+    assert len(server.requests) == 1, "the probe makes one attempt, so its time is one round trip"
+    assert "check: OK" not in out
