@@ -31,6 +31,7 @@ __all__ = [
     "MemoryConfig",
     "ModelConfig",
     "ObservationConfig",
+    "OperatorConfig",
     "RecordConfig",
     "SafetyConfig",
     "SensorMountConfig",
@@ -509,6 +510,26 @@ class RecordConfig(_Model):
         return value
 
 
+class OperatorConfig(_Model):
+    """Talking to the operator: questions (``ask_operator``), notices and session continuity."""
+
+    enabled: bool = Field(
+        default=True, description="Offer ask_operator/notify_operator (the node's ~/questions, ~/answers)."
+    )
+    answer_timeout_s: float = Field(
+        default=120.0, gt=0, description="No answer within this time: the model is told nobody answered."
+    )
+    session_continuity: bool = Field(
+        default=True, description="Start each task with a summary of the session's earlier tasks."
+    )
+    session_idle_timeout_s: float = Field(
+        default=1800.0, gt=0, description="A gap longer than this between tasks starts a new session."
+    )
+    session_max_chars: int = Field(
+        default=2400, ge=200, le=20000, description="Bound on the session summary (about chars/4 tokens)."
+    )
+
+
 class TaskApiConfig(_Model):
     """Bounds on what clients may send to the node (instructions, revisions, cancels, approvals)."""
 
@@ -536,6 +557,7 @@ class HarnessConfig(_Model):
     safety: SafetyConfig = Field(default_factory=SafetyConfig)
     record: RecordConfig = Field(default_factory=RecordConfig)
     task_api: TaskApiConfig = Field(default_factory=TaskApiConfig)
+    operator: OperatorConfig = Field(default_factory=OperatorConfig)
     graph_check_timeout_s: float = Field(default=5.0, ge=0, description="Start-up wait for the ROS graph.")
     strict_graph: bool = Field(default=False, description="Refuse to activate when the graph check fails.")
 

@@ -42,6 +42,8 @@ def format_event(event: dict[str, Any]) -> str | None:
         return f"task {event.get('task_id')} started{note}: {_short(data.get('instruction', ''))}"
     if kind == "task_rejected":
         return f"task rejected: {data.get('reason', '')}"
+    if kind == "request_refused":
+        return f"{data.get('request', 'request')} refused: {data.get('reason', '')}"
     if kind == "observation":
         views = data.get("views") or []
         labels = ", ".join(
@@ -55,6 +57,17 @@ def format_event(event: dict[str, Any]) -> str | None:
             return f"{prefix}decide: call {names}"
         return f"{prefix}decide: final report"
     if kind == "tool_call":
+        arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
+        if data.get("tool") == "ask_operator":
+            choices = arguments.get("choices") or []
+            options = f" [{' | '.join(str(c) for c in choices)}]" if choices else ""
+            return (
+                f"{prefix}QUESTION for the operator: {_short(arguments.get('question', ''), 200)}{options}"
+                " (answer with: harness-ros answer)"
+            )
+        if data.get("tool") == "notify_operator":
+            level = "WARNING" if arguments.get("level") == "warning" else "notice"
+            return f"{prefix}{level} from the robot: {_short(arguments.get('text', ''), 200)}"
         return f"{prefix}tool {data.get('tool')}({_short(data.get('arguments', {}), 100)})"
     if kind == "safety":
         if data.get("action") == "pass" and not data.get("reason"):
@@ -62,6 +75,10 @@ def format_event(event: dict[str, Any]) -> str | None:
         return f"{prefix}safety {data.get('hook', '')}: {data.get('action')} - {data.get('reason', '')}"
     if kind == "tool_result":
         result = data.get("result") or {}
+        if data.get("tool") == "ask_operator" and result.get("success"):
+            return f"{prefix}  -> operator answered: {_short(result.get('answer', ''), 200)}"
+        if data.get("tool") == "notify_operator" and result.get("success"):
+            return None
         if result.get("success"):
             return f"{prefix}  -> ok {_short({k: v for k, v in result.items() if k != 'success'}, 120)}"
         return f"{prefix}  -> FAILED: {_short(result.get('reason', ''), 160)}"

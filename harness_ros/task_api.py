@@ -57,6 +57,9 @@ class InstructionRequest:
     instruction: str
     task_id: str
     task_id_given: bool
+    session_id: str | None = None
+    """The client's session; a different one than the node's current starts a fresh session."""
+    new_session: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,10 +153,18 @@ def parse_instruction(text: Any, limits: MessageLimits | None = None) -> Instruc
         if "instruction" not in payload:
             raise ClientMessageError("instruction: JSON payload has no 'instruction' field")
         instruction = _text(payload["instruction"], "instruction", what)
+        session_id = payload.get("session_id")
+        if session_id is not None:
+            session_id = _task_id(session_id, f"{what} session_id")
+        new_session = payload.get("new_session", False)
+        if not isinstance(new_session, bool):
+            raise ClientMessageError(f"{what}: 'new_session' must be true or false")
         raw_id = payload.get("task_id")
         if raw_id is None or raw_id == "":
-            return InstructionRequest(instruction, new_request_task_id(), task_id_given=False)
-        return InstructionRequest(instruction, _task_id(raw_id, what), task_id_given=True)
+            task_id, given = new_request_task_id(), False
+        else:
+            task_id, given = _task_id(raw_id, what), True
+        return InstructionRequest(instruction, task_id, given, session_id=session_id, new_session=new_session)
     return InstructionRequest(_text(text, "instruction", what), new_request_task_id(), task_id_given=False)
 
 

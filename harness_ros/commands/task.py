@@ -28,6 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="give up (and cancel) after S seconds")
     parser.add_argument("--connect-timeout", type=float, default=15.0, help="wait this long for the node")
     parser.add_argument("--json", action="store_true", help="print raw JSON events instead of lines")
+    parser.add_argument(
+        "--new-session",
+        action="store_true",
+        help="start a fresh session: the task does not see the summaries of earlier tasks",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -39,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
         connect_timeout_s=args.connect_timeout,
         printer=(lambda e: print(json.dumps(e), flush=True)) if args.json else print_event,
         ros_args=args.ros_args,
+        new_session=args.new_session,
     )
     status = result.get("status")
     if status == "rejected":
@@ -62,6 +68,7 @@ def follow_task(
     connect_timeout_s: float = 15.0,
     printer: Any = print_event,
     ros_args: list[str] | None = None,
+    new_session: bool = False,
 ) -> dict[str, Any]:
     """Publish the instruction, print events until ``done``; returns the done event's data."""
     import rclpy
@@ -128,15 +135,18 @@ def follow_task(
                     f"no active harness node at {base!r} after {connect_timeout_s:.0f} s "
                     "(is it running and active, on the same ROS_DOMAIN_ID?)"
                 )
-            publisher.publish(String(data=json.dumps({"instruction": instruction, "task_id": task_id})))
+            request: dict[str, Any] = {"instruction": instruction, "task_id": task_id}
+            if new_session:
+                request["new_session"] = True
+            publisher.publish(String(data=json.dumps(request)))
             if not spin_until(done.is_set, time.monotonic() + timeout_s):
                 print(f"timed out after {timeout_s:.0f} s; cancelling the task", file=sys.stderr)
                 # Addressed by id: this cancels our task, never one another client started since.
-                request = {
+                cancel_request = {
                     "task_id": task_id,
                     "reason": f"harness-ros task timed out after {timeout_s:.0f} s",
                 }
-                cancel.publish(String(data=json.dumps(request)))
+                cancel.publish(String(data=json.dumps(cancel_request)))
                 spin_until(done.is_set, time.monotonic() + 10.0)
                 outcome.setdefault("status", "timeout")
         finally:

@@ -34,8 +34,13 @@ class History:
     def add(self, kind: EntryKind, message: Message) -> None:
         self._entries.append(HistoryEntry(kind, message))
 
-    def add_instruction(self, instruction: str) -> None:
-        self.add(EntryKind.INSTRUCTION, {"role": "user", "content": f"{TASK_HEADER}\n{instruction.strip()}"})
+    def add_instruction(self, instruction: str, *, session: str = "") -> None:
+        # The session's earlier tasks ride in the pinned instruction entry: compaction never
+        # summarises them away, and they stay apart from the operator's own words.
+        text = f"{TASK_HEADER}\n{instruction.strip()}"
+        if session.strip():
+            text = f"{session.strip()}\n\n{text}"
+        self.add(EntryKind.INSTRUCTION, {"role": "user", "content": text})
 
     def add_revision(self, instruction: str) -> None:
         text = f"{REVISION_HEADER}\n{instruction.strip()}\n(It refines or replaces the task above.)"

@@ -336,6 +336,9 @@ class DemoRunner:
             timeout_s=self.options.task_timeout_s,
             connect_timeout_s=15.0,
             printer=printer,
+            # What task 2 knows of task 1 must come from memory (the point of the demo),
+            # not from the session summary.
+            new_session=True,
         )
         outcome = TaskOutcome(task, str(done.get("status") or "unknown"), events=events)
         outcome.report = str(done.get("report") or "")

@@ -10,6 +10,7 @@ from harness_ros.harness.loop import Harness
 from harness_ros.hooks import ApprovalHook, ApprovalProvider, BaseMotionSafetyFilter, PreExecutionHook
 from harness_ros.model.contracts import ChatModel
 from harness_ros.observation.contracts import Clearance, ObservationSource
+from harness_ros.operator import OperatorChannel, Session
 from harness_ros.tools import Tool
 
 __all__ = ["build_harness"]
@@ -44,6 +45,7 @@ def build_harness(
     evaluator: EvaluatorProtocol | None = None,
     approval: ApprovalProvider | None = None,
     model: ChatModel | None = None,
+    operator: OperatorChannel | None = None,
 ) -> Harness:
     """The configured harness. Raises ``ProfileParseError``, ``SkillError`` or
     ``MemoryStoreError`` with the precise problem when an input is invalid."""
@@ -84,4 +86,11 @@ def build_harness(
         runs_dir=config.harness.runs_dir,
         context_window_tokens=config.model.context_window_tokens,
         safety=config.safety,
+        operator=operator if config.operator.enabled else None,
+        operator_timeout_s=config.operator.answer_timeout_s,
+        session=Session(
+            idle_timeout_s=config.operator.session_idle_timeout_s,
+            max_chars=config.operator.session_max_chars,
+            enabled=config.operator.session_continuity,
+        ),
     )

@@ -26,6 +26,9 @@ from harness_ros.harness.task import ActiveTask, TaskRunner
 from harness_ros.hooks import BaseMotionSafetyFilter, PreExecutionHook
 from harness_ros.model.contracts import ChatModel
 from harness_ros.observation.contracts import Clearance, ObservationSource
+from harness_ros.operator.contracts import OperatorChannel
+from harness_ros.operator.session import Session, TaskSummaryRecorder
+from harness_ros.operator.tools import operator_tools
 from harness_ros.task_api import TASK_ID_PATTERN
 from harness_ros.tools import CancelToken, Tool, ToolRegistry, skill_tools
 
@@ -70,6 +73,9 @@ class Harness:
         context_window_tokens: int = 128_000,
         safety: SafetyConfig | None = None,
         unsafe_disable_base_motion_safety_filter: bool = False,
+        operator: OperatorChannel | None = None,
+        operator_timeout_s: float = 120.0,
+        session: Session | None = None,
     ) -> None:
         self.model = model
         self.memory = memory
@@ -89,6 +95,8 @@ class Harness:
 
             self.skill_session = SkillSession(skills)
             extra = skill_tools(self.skill_session, skills)
+        extra += operator_tools(operator, self._current_task_id, operator_timeout_s)
+        self.session = session if session is not None else Session()
         self.registry = ToolRegistry([*tools, *extra])
         config = evaluator_config if evaluator_config is not None else EvaluatorConfig()
         self.gate = (
@@ -118,7 +126,13 @@ class Harness:
             return self._active is not None
 
     def run(
-        self, instruction: str, *, task_id: str | None = None, cancel: CancelToken | None = None
+        self,
+        instruction: str,
+        *,
+        task_id: str | None = None,
+        cancel: CancelToken | None = None,
+        session_id: str | None = None,
+        new_session: bool = False,
     ) -> Iterator[HarnessEvent]:
         """Start a task; raises ``TaskRejectedError`` now if one is running or the input is bad.
 
@@ -135,11 +149,19 @@ class Harness:
                 msg = f"task {self._active.task_id!r} is running; cancel it first (rejected {task_id!r})"
                 raise TaskRejectedError(msg)
             runlog = RunLog(self.runs_dir / task_id) if self.runs_dir is not None else None
+            _, session_context = self.session.begin_task(session_id=session_id, new_session=new_session)
             active = ActiveTask(task_id, cancel if cancel is not None else CancelToken())
+            active.session_context = session_context
             self._active = active
         self.last_run_dir = runlog.folder if runlog is not None else None
         runner = TaskRunner(self, active, instruction, runlog)
-        return _EventStream(runner.events(), lambda: self._release(active))
+        physical = {spec.name for spec in self.registry.specs() if spec.physical}
+        recorder = TaskSummaryRecorder(self.session, physical)
+        return _EventStream(runner.events(), lambda: self._release(active), observe=recorder)
+
+    def _current_task_id(self) -> str | None:
+        with self._lock:
+            return self._active.task_id if self._active is not None else None
 
     def cancel(self, reason: str = "cancelled") -> bool:
         """Cancel the running task (from any thread); False when none is running."""
@@ -201,9 +223,15 @@ def _with_base_motion_filter(
 class _EventStream(Iterator[HarnessEvent]):
     """Frees the harness when the task's events end, the stream is closed, or dropped."""
 
-    def __init__(self, events: Generator[HarnessEvent, None, None], release: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        events: Generator[HarnessEvent, None, None],
+        release: Callable[[], None],
+        observe: Callable[[HarnessEvent], None] | None = None,
+    ) -> None:
         self._events = events
         self._release = release
+        self._observe = observe
 
     def __iter__(self) -> _EventStream:
         return self
@@ -214,6 +242,11 @@ class _EventStream(Iterator[HarnessEvent]):
         except BaseException:
             self._release()
             raise
+        if self._observe is not None:
+            try:
+                self._observe(event)
+            except Exception:  # a summary fault must never end the task
+                logger.exception("recording the session summary failed")
         if event.type is EventType.DONE:
             # Everything per-task is finished before ``done``: a new task may start now.
             self._release()

@@ -56,6 +56,8 @@ class ActiveTask:
     token: CancelToken
     revisions: list[str] = field(default_factory=list)
     timed_out: bool = False
+    session_context: str = ""
+    """Summaries of the session's earlier tasks, put before the instruction."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def take_revisions(self) -> list[str]:
@@ -130,7 +132,7 @@ class TaskRunner:
             skill_catalog=h.skills.render_catalog() if h.skills is not None and h.skills.has_skills else "",
         )
         self._builder = ContextBuilder(resident)
-        self._builder.history.add_instruction(self._instruction)
+        self._builder.history.add_instruction(self._instruction, session=self._active.session_context)
         self._timer = threading.Timer(h.limits.task_timeout_s, self._on_deadline)
         self._timer.daemon = True
         self._timer.start()

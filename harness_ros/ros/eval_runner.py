@@ -254,7 +254,9 @@ class EvalClient:
         with self._cond:
             self._task_id, self._task_events, self._task_end = task_id, [], None
         self._on_event = on_event
-        self._instructions.publish(String(data=json.dumps({"instruction": instruction, "task_id": task_id})))
+        # Each episode is its own session: no summary of earlier episodes may leak into an arm.
+        request = {"instruction": instruction, "task_id": task_id, "new_session": True}
+        self._instructions.publish(String(data=json.dumps(request)))
         deadline = time.monotonic() + timeout_s
         cancelled = False
         try:

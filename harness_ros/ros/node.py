@@ -119,6 +119,7 @@ class HarnessNode(LifecycleNode):
         self._lock = threading.Lock()
         self.event_listeners: list[EventListener] = []
         self._limits = MessageLimits()
+        self._operator: Any = None
         self._current_task_id: str | None = None
         self._sensor_group = ReentrantCallbackGroup()
         self._api_group = MutuallyExclusiveCallbackGroup()
@@ -220,6 +221,11 @@ class HarnessNode(LifecycleNode):
             from harness_ros.ros.approval import RosApprovalProvider
 
             approval = RosApprovalProvider(self, limits=self._limits)
+        operator = None
+        if config.operator.enabled:
+            from harness_ros.ros.operator import RosOperatorChannel
+
+            operator = self._operator = RosOperatorChannel(self, limits=self._limits)
         self._harness = build_harness(
             config,
             tools=self._tools,
@@ -227,6 +233,7 @@ class HarnessNode(LifecycleNode):
             evaluator=self._build_evaluator(config),
             approval=approval,
             model=model,
+            operator=operator,
         )
         self.config = config
         from harness_ros.ros.bag.recorder import attach_recorder
@@ -306,6 +313,9 @@ class HarnessNode(LifecycleNode):
         self._cancel_srv = self.create_service(
             Trigger, "~/cancel", self._on_cancel, callback_group=self._api_group
         )
+        self._reset_srv = self.create_service(
+            Trigger, "~/reset", self._on_reset_session, callback_group=self._api_group
+        )
         self._accepting = True
         self.get_logger().info("active: send a task on ~/instruction")
         return super().on_activate(state)
@@ -317,8 +327,10 @@ class HarnessNode(LifecycleNode):
             sub = getattr(self, entity, None)
             if sub is not None:
                 self.destroy_subscription(sub)
-        if getattr(self, "_cancel_srv", None) is not None:
-            self.destroy_service(self._cancel_srv)
+        for service in ("_cancel_srv", "_reset_srv"):
+            if getattr(self, service, None) is not None:
+                self.destroy_service(getattr(self, service))
+                setattr(self, service, None)
         return super().on_deactivate(state)
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -343,6 +355,9 @@ class HarnessNode(LifecycleNode):
         if self._observations is not None:
             self._observations.destroy()
             self._observations = None
+        if self._operator is not None:
+            self._operator.destroy()
+            self._operator = None
         self._harness = None
 
     def _stop_task(self, reason: str, timeout_s: float = 10.0) -> None:
@@ -358,7 +373,14 @@ class HarnessNode(LifecycleNode):
         worker = self._worker
         return worker is not None and worker.is_alive()
 
-    def start_task(self, instruction: str, task_id: str | None = None) -> str:
+    def start_task(
+        self,
+        instruction: str,
+        task_id: str | None = None,
+        *,
+        session_id: str | None = None,
+        new_session: bool = False,
+    ) -> str:
         """Start a task in a worker thread; raises TaskRejectedError when one is running."""
         task_id = task_id or _new_task_id()
         with self._lock:
@@ -370,7 +392,10 @@ class HarnessNode(LifecycleNode):
                 raise TaskRejectedError("another task is running; cancel it first (~/cancel_task)")
             self._current_task_id = task_id
             self._worker = threading.Thread(
-                target=self._run_task, args=(instruction, task_id), name=f"task-{task_id}", daemon=True
+                target=self._run_task,
+                args=(instruction, task_id, session_id, new_session),
+                name=f"task-{task_id}",
+                daemon=True,
             )
             self._worker.start()
         return task_id
@@ -381,12 +406,15 @@ class HarnessNode(LifecycleNode):
         with self._lock:
             return self._current_task_id if self.busy else None
 
-    def _run_task(self, instruction: str, task_id: str) -> None:
+    def _run_task(
+        self, instruction: str, task_id: str, session_id: str | None = None, new_session: bool = False
+    ) -> None:
         self.get_logger().info(f"task {task_id} started: {instruction!r}")
         status = ""
         harness = self._harness
         try:
-            for event in harness.run(instruction, task_id=task_id):
+            events = harness.run(instruction, task_id=task_id, session_id=session_id, new_session=new_session)
+            for event in events:
                 self.publish_event(event)
                 if event.type is EventType.DONE:
                     status = str(event.data.get("status"))
@@ -463,7 +491,12 @@ class HarnessNode(LifecycleNode):
             )
             return
         try:
-            self.start_task(request.instruction, request.task_id)
+            self.start_task(
+                request.instruction,
+                request.task_id,
+                session_id=request.session_id,
+                new_session=request.new_session,
+            )
         except TaskRejectedError as err:
             self._reject(request.task_id, str(err))
 
@@ -503,6 +536,19 @@ class HarnessNode(LifecycleNode):
             return
         self.get_logger().info(f"cancel requested for task {running}: {request.reason}")
         self._harness.cancel(request.reason)
+
+    @_contained
+    def _on_reset_session(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """``~/reset``: the next task starts a fresh session (the running task is not touched)."""
+        if self._harness is None:
+            response.success = False
+            response.message = "the harness node is not configured"
+            return response
+        session_id = self._harness.session.reset()
+        self.get_logger().info(f"session reset: the next task starts session {session_id}")
+        response.success = True
+        response.message = f"new session {session_id}"
+        return response
 
     @_contained
     def _on_cancel(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
