@@ -33,6 +33,8 @@ setup(
         *tree("profiles"),
         *tree("skills"),
         *tree("memory"),
+        *tree("worlds"),
+        *tree("models"),
     ],
     install_requires=["setuptools"],
     zip_safe=False,

@@ -34,8 +34,8 @@ __all__ = [
 SDF_VERSION = "1.11"
 """SDFormat 1.11 is what sdformat14 (Gazebo Harmonic) parses natively."""
 
-OBJECT_POSE_TOPIC = "/harness/object_poses"
-"""Gazebo topic the objects' PosePublisher systems share (gz.msgs.Pose_V)."""
+OBJECT_POSE_TOPIC = "/harness/model_poses"
+"""Gazebo topic the objects' and the robot's PosePublisher systems share (gz.msgs.Pose_V)."""
 
 REST_GAP_M = 0.002
 """Objects start this far above their surface so they never start in contact and jump."""
