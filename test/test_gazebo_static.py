@@ -177,14 +177,16 @@ def test_every_system_topic_has_a_bridge_entry_of_the_right_types() -> None:
     assert_bridged(lift.findtext("topic", ""), ("std_msgs/msg/Float64", "gz.msgs.Double"), TO_GZ)
     states = plugins["JointStatePublisher"].findtext("topic", "")
     assert_bridged(states, ("sensor_msgs/msg/JointState", "gz.msgs.Model"), INTO_ROS)
-    poses = plugins["PosePublisher"]
-    assert poses.findtext("use_pose_vector_msg") == "true"
-    assert_bridged(poses.findtext("topic", ""), ("tf2_msgs/msg/TFMessage", "gz.msgs.Pose_V"), INTO_ROS)
-    # The world's objects publish their poses on the same topic, as Pose_V too.
-    for plugin in ET.parse(WORLD).getroot().iter("plugin"):
-        if plugin.get("name", "").endswith("PosePublisher"):
-            assert plugin.findtext("topic") == poses.findtext("topic")
-            assert plugin.findtext("use_pose_vector_msg") == "true"
+    # The robot and every object publish their world pose, one gz.msgs.Pose topic each.
+    pose = ("geometry_msgs/msg/PoseStamped", "gz.msgs.Pose")
+    publishers = [plugins["PosePublisher"]] + [
+        p for p in ET.parse(WORLD).getroot().iter("plugin") if p.get("name", "").endswith("PosePublisher")
+    ]
+    assert len(publishers) == 1 + len(apartment_spec().objects)
+    for publisher in publishers:
+        assert publisher.findtext("use_pose_vector_msg") == "false"
+        assert publisher.findtext("publish_model_pose") == "true"
+        assert_bridged(publisher.findtext("topic", ""), pose, INTO_ROS)
     assert_bridged("/clock", ("rosgraph_msgs/msg/Clock", "gz.msgs.Clock"), INTO_ROS)
 
     # One DetachableJoint per graspable object of the spec, on the gripper, to a world model.
@@ -211,6 +213,23 @@ def test_every_bridged_gazebo_topic_exists_in_the_sdf() -> None:
     for entry in bridge_entries():
         topic = entry["gz_topic_name"]
         assert topic in published or f">{topic}<" in text, f"{topic} is bridged but no SDF element names it"
+
+
+def test_gz_manipulation_topics_are_bridged_the_right_way() -> None:
+    by_ros = {e["ros_topic_name"]: e for e in bridge_entries()}
+    reads = [bridge.ROS_TOPICS[k] for k in ("odometry", "scan")]
+    reads += [
+        bridge.ros_pose_topic(m) for m in (robot_sdf.ROBOT_NAME, *(o.id for o in apartment_spec().objects))
+    ]
+    writes = [bridge.ROS_TOPICS[k] for k in ("cmd_vel", "lift")]
+    for obj in apartment_spec().objects:
+        topics = robot_sdf.grasp_topics(obj.id)
+        reads.append(topics["state"])
+        writes += [topics["attach"], topics["detach"]]
+    for topic in reads:
+        assert by_ros[topic]["direction"] == INTO_ROS, topic
+    for topic in writes:
+        assert by_ros[topic]["direction"] == TO_GZ, topic
 
 
 def test_the_harness_config_reads_exactly_the_bridged_sensor_topics() -> None:

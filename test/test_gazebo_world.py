@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_ros.gazebo.world_sdf import OBJECT_POSE_TOPIC, REST_GAP_M, WORLD_SYSTEMS, main, world_sdf
+from harness_ros.gazebo.world_sdf import REST_GAP_M, WORLD_SYSTEMS, main, pose_topic, world_sdf
 from harness_ros.sim.spec import apartment_spec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,7 +76,7 @@ def test_every_box_of_the_spec_is_a_static_model_of_its_size_and_place() -> None
         assert float(model.findtext("link/inertial/mass", "0")) > 0
         publisher = model.find("plugin")
         assert publisher is not None and publisher.get("name") == "gz::sim::systems::PosePublisher"
-        assert publisher.findtext("topic") == OBJECT_POSE_TOPIC
+        assert publisher.findtext("topic") == pose_topic(obj.id)
     assert set(models) == {"ground_plane"}, f"models not in the spec: {sorted(models)}"
 
 

@@ -15,10 +15,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness_ros.gazebo.robot_sdf import TOPICS, grasp_topics
+from harness_ros.gazebo.robot_sdf import ROBOT_NAME, TOPICS, grasp_topics
+from harness_ros.gazebo.world_sdf import pose_topic
 from harness_ros.sim.spec import WorldSpec, world_spec_by_name
 
-__all__ = ["ROS_TOPICS", "BridgeEntry", "bridge_entries", "bridge_yaml", "main"]
+__all__ = ["ROS_TOPICS", "BridgeEntry", "bridge_entries", "bridge_yaml", "main", "ros_pose_topic"]
 
 ROS_TOPICS: dict[str, str] = {
     "clock": "/clock",
@@ -33,11 +34,15 @@ ROS_TOPICS: dict[str, str] = {
     "odometry": "/odom",
     "tf": "/tf",
     "joint_states": "/joint_states",
-    "poses": "/model_poses",
     "cmd_vel": "/cmd_vel",
     "lift": "/lift/cmd_pos",
 }
 """ROS topic of each bridged role (gz_manipulation's parameters default to these)."""
+
+
+def ros_pose_topic(model: str) -> str:
+    """ROS topic of a model's world pose (geometry_msgs/PoseStamped)."""
+    return f"/model_pose/{model}"
 
 
 @dataclass(frozen=True)
@@ -79,10 +84,6 @@ def bridge_entries(spec: WorldSpec) -> list[BridgeEntry]:
             into_ros,
         ),
         BridgeEntry(
-            ROS_TOPICS["poses"], TOPICS["poses"], "tf2_msgs/msg/TFMessage", "gz.msgs.Pose_V", into_ros,
-            "world poses of the robot and the objects (child_frame_id = model name)",
-        ),
-        BridgeEntry(
             ROS_TOPICS["cmd_vel"], TOPICS["cmd_vel"], "geometry_msgs/msg/Twist", "gz.msgs.Twist", "ROS_TO_GZ",
             "base velocity",
         ),
@@ -91,6 +92,10 @@ def bridge_entries(spec: WorldSpec) -> list[BridgeEntry]:
             "torso lift position, 0 to 0.40 m",
         ),
     ]  # fmt: skip
+    pose = ("geometry_msgs/msg/PoseStamped", "gz.msgs.Pose", into_ros)
+    for model in (ROBOT_NAME, *(obj.id for obj in spec.objects)):
+        comment = "world poses of the robot and the objects" if model == ROBOT_NAME else ""
+        entries.append(BridgeEntry(ros_pose_topic(model), pose_topic(model), *pose, comment))
     for obj in spec.objects:
         topics = grasp_topics(obj.id)
         empty = ("std_msgs/msg/Empty", "gz.msgs.Empty", "ROS_TO_GZ")

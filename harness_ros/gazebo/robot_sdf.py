@@ -20,7 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness_ros.gazebo.world_sdf import OBJECT_POSE_TOPIC, SDF_VERSION
+from harness_ros.gazebo.world_sdf import SDF_VERSION, pose_topic
 from harness_ros.sim.spec import WorldSpec, world_spec_by_name
 
 __all__ = [
@@ -53,7 +53,7 @@ TOPICS: dict[str, str] = {
     "torso_info": f"/{ROBOT_NAME}/torso_camera/camera_info",
     "wrist": f"/{ROBOT_NAME}/wrist_camera/image",
     "wrist_info": f"/{ROBOT_NAME}/wrist_camera/camera_info",
-    "poses": OBJECT_POSE_TOPIC,
+    "pose": pose_topic(ROBOT_NAME),
 }
 """Gazebo topics of the model, by role (config/gazebo_bridge.yaml bridges each one)."""
 
@@ -228,10 +228,10 @@ def model_sdf(spec: WorldSpec) -> str:
       <topic>{TOPICS["joint_states"]}</topic>
     </plugin>
     <plugin filename="gz-sim-pose-publisher-system" name="gz::sim::systems::PosePublisher">
-      <topic>{TOPICS["poses"]}</topic>
+      <topic>{TOPICS["pose"]}</topic>
       <publish_link_pose>false</publish_link_pose>
       <publish_model_pose>true</publish_model_pose>
-      <use_pose_vector_msg>true</use_pose_vector_msg>
+      <use_pose_vector_msg>false</use_pose_vector_msg>
       <update_frequency>10</update_frequency>
     </plugin>
     <!-- Grasping: DetachableJoint attaches on start-up (gz-sim8), so gz_manipulation

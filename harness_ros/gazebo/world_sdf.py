@@ -7,7 +7,7 @@
 Every box of the spec (walls, obstacles, surfaces) becomes a static model named by its
 id, standing on the floor; every object becomes a dynamic cylinder model named by its
 id, resting on its surface, with a ``PosePublisher`` that reports its world pose on
-``OBJECT_POSE_TOPIC`` (bridged to ROS as tf2_msgs/TFMessage, child_frame_id = object id).
+``pose_topic(id)`` (bridged to ROS as geometry_msgs/PoseStamped in the world frame).
 Areas have no geometry in Gazebo; they are names the manipulation node resolves.
 """
 
@@ -23,19 +23,23 @@ from harness_ros.sim.spec import BoxSpec, ObjectSpec, WorldSpec, world_spec_by_n
 
 __all__ = [
     "OBJECT_DENSITY_KG_M3",
-    "OBJECT_POSE_TOPIC",
     "REST_GAP_M",
     "SDF_VERSION",
     "WORLD_SYSTEMS",
     "main",
+    "pose_topic",
     "world_sdf",
 ]
 
 SDF_VERSION = "1.11"
 """SDFormat 1.11 is what sdformat14 (Gazebo Harmonic) parses natively."""
 
-OBJECT_POSE_TOPIC = "/harness/model_poses"
-"""Gazebo topic the objects' and the robot's PosePublisher systems share (gz.msgs.Pose_V)."""
+
+def pose_topic(model: str) -> str:
+    """Gazebo topic of a model's world pose (PosePublisher, gz.msgs.Pose): one per model,
+    because ROS has no pip wheel of tf2_msgs for a Pose_V -> TFMessage bridge to test."""
+    return f"/harness/pose/{model}"
+
 
 REST_GAP_M = 0.002
 """Objects start this far above their surface so they never start in contact and jump."""
@@ -121,10 +125,10 @@ def _object_model(obj: ObjectSpec, surface: BoxSpec) -> str:
         "        </visual>\n"
         "      </link>\n"
         '      <plugin filename="gz-sim-pose-publisher-system" name="gz::sim::systems::PosePublisher">\n'
-        f"        <topic>{OBJECT_POSE_TOPIC}</topic>\n"
+        f"        <topic>{pose_topic(obj.id)}</topic>\n"
         "        <publish_link_pose>false</publish_link_pose>\n"
         "        <publish_model_pose>true</publish_model_pose>\n"
-        "        <use_pose_vector_msg>true</use_pose_vector_msg>\n"
+        "        <use_pose_vector_msg>false</use_pose_vector_msg>\n"
         "        <update_frequency>10</update_frequency>\n"
         "      </plugin>\n"
         "    </model>\n"
