@@ -70,11 +70,17 @@ def test_every_gazebo_file_parses(path: Path) -> None:
 
 @pytest.mark.parametrize("path", SDF_FILES, ids=lambda p: p.name)
 def test_sdf_uses_only_elements_of_sdformat(path: Path) -> None:
-    known = {(row[0], row[1]) for row in facts("gz_sdf_elements.txt") if row[0] != "sensor@type"}
-    sensor_types = {row[1] for row in facts("gz_sdf_elements.txt") if row[0] == "sensor@type"}
+    known = {(row[0], row[1]) for row in facts("gz_sdf_elements.txt") if "@" not in row[0]}
+    attributes = {row[0] for row in facts("gz_sdf_elements.txt") if row[1:] == ["attribute"]}
+    sensor_types = {
+        row[1] for row in facts("gz_sdf_elements.txt") if row[0] == "sensor@type" and row[1] != "attribute"
+    }
     unknown = set()
 
     def walk(element: ET.Element) -> None:
+        unknown.update(
+            ("@", f"{element.tag}@{a}") for a in element.attrib if f"{element.tag}@{a}" not in attributes
+        )
         if element.tag == "plugin":
             return  # its children are system parameters: see the next test
         for child in element:
@@ -288,6 +294,43 @@ def sensor_poses() -> dict[str, tuple[float, float, float, float]]:
     return poses
 
 
+def base_boxes() -> list[tuple[float, float, float, float, float, float]]:
+    """(x0, y0, z0, x1, y1, z1) of every box collision of base_link (unrotated)."""
+    link = next(link for link in ET.parse(MODEL).getroot().iter("link") if link.get("name") == "base_link")
+    boxes = []
+    for collision in link.findall("collision"):
+        size = collision.findtext("geometry/box/size")
+        if size:
+            sx, sy, sz = map(float, size.split())
+            x, y, z = map(float, collision.findtext("pose", "0 0 0 0 0 0").split()[:3])
+            boxes.append((x - sx / 2, y - sy / 2, z - sz / 2, x + sx / 2, y + sy / 2, z + sz / 2))
+    return boxes
+
+
+def test_the_lidar_does_not_see_its_own_base() -> None:
+    """No base box crosses the lidar's scan plane anywhere in its field of view."""
+    lidar = next(s for s in ET.parse(MODEL).getroot().iter("sensor") if s.get("type") == "gpu_lidar")
+    lx, ly, lz = map(float, lidar.findtext("pose", "").split()[:3])
+    horizontal = lidar.find("lidar/scan/horizontal")
+    assert horizontal is not None
+    low, high = float(horizontal.findtext("min_angle", "")), float(horizontal.findtext("max_angle", ""))
+    in_plane = [b for b in base_boxes() if b[2] < lz < b[5]]
+    assert in_plane, "the check would be vacuous"
+    for i in range(181):
+        angle = low + (high - low) * i / 180
+        dx, dy = math.cos(angle), math.sin(angle)
+        for x0, y0, _z0, x1, y1, _z1 in in_plane:
+            near, far = 0.0, 10.0  # slab test of the ray against the box's footprint
+            for origin, direction, lo, hi in ((lx, dx, x0, x1), (ly, dy, y0, y1)):
+                if abs(direction) < 1e-12:
+                    if not lo <= origin <= hi:
+                        near, far = 1.0, 0.0
+                    continue
+                t0, t1 = sorted(((lo - origin) / direction, (hi - origin) / direction))
+                near, far = max(near, t0), min(far, t1)
+            assert near > far, f"the lidar ray at {math.degrees(angle):.0f} deg hits the base"
+
+
 def test_the_model_matches_its_profile() -> None:
     profile = profile_positions()
     poses = sensor_poses()
@@ -296,10 +339,13 @@ def test_the_model_matches_its_profile() -> None:
         assert poses[name] == pytest.approx(profile[name], abs=1e-3), name
     # The wrist camera rides on the gripper, 0.08 m behind its fingertips (the link origin).
     assert poses["wrist"][0] == pytest.approx(0.55 - 0.08)
+    boxes = base_boxes()
+    # The base's outline is the profile's 0.60 x 0.50 m, its deck 0.35 m high.
+    assert min(b[0] for b in boxes) == pytest.approx(-0.3) and max(b[3] for b in boxes) == pytest.approx(0.3)
+    assert min(b[1] for b in boxes) == pytest.approx(-0.25) and max(b[4] for b in boxes) == pytest.approx(
+        0.25
+    )
+    assert max(b[5] for b in boxes) == pytest.approx(0.35)
     root = ET.parse(MODEL).getroot()
-    body = next(c for c in root.iter("collision") if c.get("name") == "body")
-    size = [float(v) for v in body.findtext("geometry/box/size", "").split()]
-    z = float(body.findtext("pose", "").split()[2])
-    assert size[:2] == [0.6, 0.5] and z + size[2] / 2 == pytest.approx(0.35)  # deck height
     lift = next(j for j in root.iter("joint") if j.get("name") == "torso_lift_joint")
     assert float(lift.findtext("axis/limit/upper", "")) == pytest.approx(robot_sdf.LIFT_MAX_M)

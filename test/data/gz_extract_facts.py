@@ -105,6 +105,33 @@ def element_pairs(repo: str, tag: str) -> set[tuple[str, str]]:
     return pairs
 
 
+def element_attributes(repo: str, tag: str) -> set[str]:
+    """'element@attribute' for every attribute the description files declare."""
+    folder = f"sdf/{SDF_VERSION}"
+    found: set[str] = set()
+    for path in git(repo, "ls-tree", "--name-only", tag, f"{folder}/").split():
+        if not path.endswith(".sdf"):
+            continue
+        root = ET.fromstring(git(repo, "show", f"{tag}:{path}"))
+        for element in root.iter("element"):
+            found.update(f"{element.get('name')}@{a.get('name')}" for a in element.findall("attribute"))
+    return found
+
+
+def used_attributes() -> set[str]:
+    found: set[str] = set()
+
+    def walk(element: ET.Element) -> None:
+        found.update(f"{element.tag}@{name}" for name in element.attrib)
+        if element.tag != "plugin":
+            for child in element:
+                walk(child)
+
+    for path in project_sdf_files():
+        walk(ET.parse(path).getroot())
+    return found
+
+
 def sensor_types(repo: str, tag: str) -> set[str]:
     """The sensor type strings SDFormat's Sensor.cc accepts (kSensorTypeStrs)."""
     text = git(repo, "show", f"{tag}:src/Sensor.cc")
@@ -169,7 +196,7 @@ def main(argv: list[str]) -> int:
         return 1
     header = (
         f"# gazebosim/sdformat {sdf_tag} ({sdf_commit}), sdf/{SDF_VERSION}: "
-        "parent child, sensor@type TYPE (src/Sensor.cc)\n"
+        "parent child, ELEMENT@ATTRIBUTE attribute, sensor@type TYPE (src/Sensor.cc)\n"
     )
     lines = [f"{p} {c}" for p, c in sorted(used & known)]
     types = sensor_types(sdf_repo, sdf_tag)
@@ -177,6 +204,11 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"sensor types not in SDFormat at {sdf_tag}: {used_sensor_types() - types}\n")
         return 1
     lines += [f"sensor@type {t}" for t in sorted(used_sensor_types())]
+    unknown = used_attributes() - element_attributes(sdf_repo, sdf_tag)
+    if unknown:
+        sys.stderr.write(f"attributes not in SDFormat {SDF_VERSION} at {sdf_tag}: {sorted(unknown)}\n")
+        return 1
+    lines += [f"{a} attribute" for a in sorted(used_attributes())]
     (DATA / "gz_sdf_elements.txt").write_text(header + "\n".join(lines) + "\n")
     return 0
 
