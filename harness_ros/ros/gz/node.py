@@ -305,8 +305,13 @@ class GzManipulationNode(Node):
     def _stop_base(self) -> None:
         self._cmd_vel.publish(Twist())
 
+    def _pose_known(self) -> None:
+        """Just after start-up the first pose may still be on its way: give it a moment."""
+        self._wait(lambda: self.world.robot_seen, self.config.settle_timeout_s)
+
     def _navigate(self, goal_handle: ServerGoalHandle) -> Outcome:
         goal = goal_handle.request
+        self._pose_known()
         with self._lock:
             plan = self.world.plan_navigation(goal.target, goal.standoff_m if goal.standoff_m > 0 else None)
         if isinstance(plan, Outcome):
@@ -373,6 +378,7 @@ class GzManipulationNode(Node):
 
     def _pick(self, goal_handle: ServerGoalHandle) -> Outcome:
         object_id = goal_handle.request.object_id
+        self._pose_known()
         with self._lock:
             failure = self.world.pick_failure(object_id)
             if failure is not None:
