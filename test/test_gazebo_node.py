@@ -10,6 +10,7 @@ wait for ROS: every wait is on a condition with a timeout.
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -200,14 +201,41 @@ class Client:
         from rclpy.action import ActionClient
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.node import Node
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import String
 
         self.node = Node("gz_test_client", context=context)
+        self.truth: dict[str, Any] = {}
+        self.judged: set[int] = set()
+        self.truth_changed = threading.Condition()
+        qos = QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+        )
+        self.node.create_subscription(String, "/gz/ground_truth", self._on_truth, qos)
         self.types = {"navigate_to": NavigateTo, "pick_object": PickObject, "place_object": PlaceObject}
         self.clients = {n: ActionClient(self.node, t, f"/gz/{n}") for n, t in self.types.items()}
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         self.thread.start()
+
+    def _on_truth(self, message: Any) -> None:
+        with self.truth_changed:
+            self.truth = json.loads(message.data)
+            self.truth_changed.notify_all()
+
+    def judge(self, tool: str, last_held: str | None = None) -> Any:
+        """The sim evaluator's verdict on the first ground truth that records this tool's last run."""
+        from harness_ros.ros.sim.evaluator import GroundTruthJudge
+
+        def recorded() -> bool:
+            actions = self.truth.get("actions") or []
+            return bool(actions) and actions[-1]["action"] == tool and actions[-1]["index"] not in self.judged
+
+        with self.truth_changed:
+            assert self.truth_changed.wait_for(recorded, WAIT_S), f"no ground truth recording {tool}"
+            self.judged.add(self.truth["actions"][-1]["index"])
+            return GroundTruthJudge().judge(tool, self.truth, last_held)
 
     def call(self, name: str, feedback: list[Any] | None = None, **fields: Any) -> tuple[int, Any]:
         goal = self.types[name].Goal(**fields)
@@ -284,6 +312,7 @@ def test_config_binds_exactly_the_actions_the_node_serves() -> None:
     assert set(bound) == set(served)
     for action, kind in served.items():
         assert bound[action] == f"harness_sim_msgs/action/{kind.__name__}"
+    assert config.evaluator.kind == "sim" and config.evaluator.ground_truth_topic == "/gz/ground_truth"
 
 
 def test_fetch_in_gazebo_fails_and_succeeds_like_the_sim(world: tuple[FakeGazebo, Client]) -> None:
@@ -318,12 +347,17 @@ def test_fetch_in_gazebo_fails_and_succeeds_like_the_sim(world: tuple[FakeGazebo
     assert (result.final_x, result.final_y) == pytest.approx((pose.x, pose.y), abs=0.05)
     assert result.distance_travelled_m == pytest.approx(1.16, abs=0.1)
     assert feedback and feedback[-1].feedback.progress > 0.5
+    verdict = client.judge("navigate_to")  # the sim evaluator, on Gazebo's ground truth
+    assert verdict.ok, verdict.reason
+    assert client.truth["actions"][-1]["arguments"]["target"] == "red_cup"
 
     status, result = client.call("pick_object", object_id="red_cup")
     assert status == GoalStatus.STATUS_SUCCEEDED, result.message
     assert (result.message, result.held_object_id) == ("picked red_cup", "red_cup")
     assert "red_cup" in gazebo.attached and gazebo.lift_commands[-1] == pytest.approx(0.3)
     assert gazebo.objects["red_cup"][2] == pytest.approx(0.75 + 0.3, abs=0.01)
+    verdict = client.judge("pick_object")
+    assert verdict.ok, verdict.reason
     _, result = client.call("pick_object", object_id="blue_mug")
     assert result.message == "gripper already holds red_cup; place it first"
 
@@ -334,6 +368,9 @@ def test_fetch_in_gazebo_fails_and_succeeds_like_the_sim(world: tuple[FakeGazebo
     assert (result.message, result.placed_object_id) == ("placed red_cup on kitchen_table", "red_cup")
     assert "red_cup" not in gazebo.attached
     assert gazebo.objects["red_cup"][2] == pytest.approx(0.75)
+    verdict = client.judge("place_object", last_held="red_cup")
+    assert verdict.ok, verdict.reason
+    assert client.truth["objects"]["red_cup"]["on"] == "kitchen_table"
     _, result = client.call("place_object", surface_id="kitchen_table")
     assert result.message == "gripper is empty: nothing to place"
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from harness_ros.gazebo.robot_sdf import LIFT_MAX_M
 from harness_ros.sim.spec import BoxSpec, WorldSpec
-from harness_ros.sim.world import Outcome, Pose2D, World
+from harness_ros.sim.world import Activity, Outcome, Pose2D, World
 
 __all__ = [
     "GAZEBO_ROBOT",
@@ -156,6 +156,11 @@ class ObservedWorld(World):
         # Observed, not simulated: a held object is where Gazebo says it is.
         state = self.objects[object_id]
         return state.x, state.y, state.z
+
+    def record(self, action: str, arguments: dict[str, object], outcome: Outcome) -> None:
+        """Log an action that ran in Gazebo, as the sim logs its own (``ground_truth()['actions']``)."""
+        finished = Activity.failed(action, arguments, outcome)
+        self._record(finished)
 
     # -- navigate_to -----------------------------------------------------------------
 

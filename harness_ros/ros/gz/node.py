@@ -9,7 +9,9 @@ config/gazebo_bridge.yaml bridges:
              world frame), scan (sensor_msgs/LaserScan),
              harness_robot/grasp/<object>/state (std_msgs/String: attached | detached)
     writes   cmd_vel (geometry_msgs/Twist), lift/cmd_pos (std_msgs/Float64),
-             harness_robot/grasp/<object>/attach and /detach (std_msgs/Empty)
+             harness_robot/grasp/<object>/attach and /detach (std_msgs/Empty),
+             gz/ground_truth (std_msgs/String JSON in the Python sim's format, from
+             Gazebo's poses: ``evaluator.kind: sim`` judges Gazebo runs with it)
 
 navigate_to drives ``cmd_vel`` with ``DriveController`` on the robot's world pose (its
 PosePublisher topic, else odometry composed onto the spawn pose) and stops when the
@@ -23,6 +25,7 @@ Nav2 is not used: the base drives straight lines like the Python sim.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import threading
@@ -42,7 +45,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Empty, Float64, String
 
@@ -63,6 +66,16 @@ from harness_ros.sim.spec import world_spec_by_name
 from harness_ros.sim.world import Outcome, Pose2D
 
 __all__ = ["ACTIONS", "GzManipulationConfig", "GzManipulationNode", "main"]
+
+_ACTION_NAMES = {"NavigateTo": "navigate_to", "PickObject": "pick_object", "PlaceObject": "place_object"}
+
+_STATE_QOS = QoSProfile(
+    reliability=ReliabilityPolicy.RELIABLE,
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+"""The sim's ground-truth QoS: late joiners get the latest state."""
 
 ACTIONS: dict[str, Any] = {
     "gz/navigate_to": NavigateTo,
@@ -182,6 +195,8 @@ class GzManipulationNode(Node):
         # DetachableJoint attaches every object when the robot spawns and says so once,
         # maybe before this node listens: release them until each reports detached.
         self._release_timer = self.create_timer(1.0, self._release_unheld, callback_group=sensors)
+        self._truth = self.create_publisher(String, "gz/ground_truth", _STATE_QOS)
+        self.create_timer(0.5, self._publish_truth, callback_group=sensors)
         actions = ReentrantCallbackGroup()
         self._servers = [
             self._server(NavigateTo, "gz/navigate_to", self._navigate, actions),
@@ -255,6 +270,13 @@ class GzManipulationNode(Node):
         if not loose:
             self._release_timer.cancel()
 
+    def _publish_truth(self) -> None:
+        with self._lock:
+            state = self.world.ground_truth()
+            state["robot"]["busy"] = _ACTION_NAMES.get(self._busy) if self._busy else None
+        state["stamp"] = self.get_clock().now().nanoseconds / 1e9
+        self._truth.publish(String(data=json.dumps(state, sort_keys=True)))
+
     def _wait(self, predicate: Callable[[], bool], timeout_s: float) -> bool:
         with self._changed:
             return self._changed.wait_for(lambda: predicate() or self._stopping.is_set(), timeout_s) and (
@@ -292,6 +314,11 @@ class GzManipulationNode(Node):
                 with self._lock:
                     self._busy = None
         self.get_logger().info(f"{name} -> {'success' if outcome.success else 'failure'}: {outcome.message}")
+        fields = action_type.Goal.get_fields_and_field_types()
+        arguments = {key: getattr(goal_handle.request, key) for key in fields}
+        with self._lock:
+            self.world.record(_ACTION_NAMES[name], arguments, outcome)
+        self._publish_truth()
         if goal_handle.is_cancel_requested and not outcome.success:
             goal_handle.canceled()
         elif outcome.success:
