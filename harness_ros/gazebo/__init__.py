@@ -1,7 +1,10 @@
-"""Gazebo (Harmonic) support without Gazebo: the world generator and the manipulation logic.
+"""Gazebo (Harmonic) support that needs neither Gazebo nor ROS.
 
-Pure Python (no rclpy, no Gazebo): ``world_sdf`` writes ``worlds/apartment.sdf`` from the
-Python sim's ``WorldSpec``; ``manipulation`` decides navigate/pick/place against poses
-reported by Gazebo, with the sim's failure messages. The ROS node is
-``harness_ros.ros.gz.node``.
+- ``world_sdf``: ``worlds/apartment.sdf`` from the Python sim's ``WorldSpec``;
+- ``robot_sdf``: ``models/harness_robot`` (the mobile manipulator and its topic names);
+- ``bridge``: ``config/gazebo_bridge.yaml`` from those names;
+- ``manipulation``: what ``gz_manipulation`` decides (the sim's checks on Gazebo's poses,
+  the drive controller). The ROS node is ``harness_ros.ros.gz.node``.
+
+``python -m harness_ros.gazebo [--check]`` regenerates (or checks) the three files.
 """
