@@ -33,6 +33,8 @@ setup(
         *tree("profiles"),
         *tree("skills"),
         *tree("memory"),
+        *tree("worlds"),
+        *tree("models"),
     ],
     install_requires=["setuptools"],
     zip_safe=False,
@@ -45,6 +47,7 @@ setup(
             "harness-ros = harness_ros.cli:main",
             "harness_node = harness_ros.ros.node:main",
             "sim_robot = harness_ros.ros.sim.node:main",
+            "gz_manipulation = harness_ros.ros.gz.node:main",
         ],
     },
 )

@@ -1,0 +1,1 @@
+"""ROS nodes for Gazebo: ``gz_manipulation``."""

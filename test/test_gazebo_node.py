@@ -1,0 +1,393 @@
+"""gz_manipulation in its own process against a kinematic stand-in for Gazebo over DDS.
+
+The stand-in (``FakeGazebo``, in the test process) speaks the bridged topics of
+config/gazebo_bridge.yaml: it integrates ``cmd_vel`` into the robot's world pose and
+odometry, publishes every model's pose, attaches objects to the gripper on the
+DetachableJoint attach topics (all attached at spawn, as gz-sim8 does), drops released
+objects onto what is below them, and moves held objects with the lift. Nothing sleeps to
+wait for ROS: every wait is on a condition with a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness_ros.config import load_config
+from harness_ros.gazebo.bridge import ROS_TOPICS, ros_pose_topic
+from harness_ros.gazebo.manipulation import GAZEBO_ROBOT, compose
+from harness_ros.gazebo.robot_sdf import ROBOT_NAME, grasp_topics
+from harness_ros.sim.spec import apartment_spec
+from harness_ros.sim.world import Pose2D
+
+pytest.importorskip("harness_sim_msgs", reason="build it first: scripts/build_interfaces.sh .venv")
+
+pytestmark = pytest.mark.ros
+
+WAIT_S = 20.0
+START = Pose2D(4.0, 3.1, math.pi)  # kitchen side of the living room, facing the kitchen table
+SPEED = {"linear_speed": 2.0, "angular_speed": 4.0}  # fast, so drives take about a second
+
+
+class FakeGazebo:
+    """Kinematic Gazebo: the robot, the objects and the grasp joints on ROS topics."""
+
+    def __init__(self, context: Any, *, publish_robot_pose: bool = True) -> None:
+        from geometry_msgs.msg import PoseStamped, Twist
+        from nav_msgs.msg import Odometry
+        from rclpy.executors import MultiThreadedExecutor
+        from rclpy.node import Node
+        from sensor_msgs.msg import LaserScan
+        from std_msgs.msg import Empty, Float64, String
+
+        self.spec = apartment_spec()
+        self.node = Node("fake_gazebo", context=context)
+        self.lock = threading.Condition()
+        self.pose = START
+        self.twist = (0.0, 0.0)
+        self.lift = 0.0
+        self.lift_commands: list[float] = []
+        self.obstacle_ahead_m: float | None = None
+        self.publish_robot_pose = publish_robot_pose
+        self.detach_requests: set[str] = set()
+        self.objects: dict[str, list[float]] = {}  # id -> [x, y, z_bottom]
+        for obj in self.spec.objects:
+            surface = self.spec.surface(obj.surface)
+            assert surface is not None
+            self.objects[obj.id] = [obj.x, obj.y, surface.height]
+        # gz-sim8's DetachableJoint attaches on spawn, at the current relative pose.
+        self.attached: dict[str, tuple[float, float, float]] = {i: self._relative(i) for i in self.objects}
+        self.PoseStamped, self.Odometry, self.LaserScan, self.String = (
+            PoseStamped,
+            Odometry,
+            LaserScan,
+            String,
+        )
+
+        node = self.node
+        node.create_subscription(Twist, ROS_TOPICS["cmd_vel"], self._on_twist, 10)
+        node.create_subscription(Float64, ROS_TOPICS["lift"], self._on_lift, 10)
+        self.pose_pubs = {
+            name: node.create_publisher(PoseStamped, ros_pose_topic(name), 10)
+            for name in (ROBOT_NAME, *self.objects)
+        }
+        self.odom_pub = node.create_publisher(Odometry, ROS_TOPICS["odometry"], 10)
+        self.scan_pub = node.create_publisher(LaserScan, ROS_TOPICS["scan"], 10)
+        self.state_pubs = {}
+        for object_id in self.objects:
+            topics = grasp_topics(object_id)
+            self.state_pubs[object_id] = node.create_publisher(String, topics["state"], 10)
+            node.create_subscription(Empty, topics["attach"], lambda _m, i=object_id: self._attach(i), 10)
+            node.create_subscription(Empty, topics["detach"], lambda _m, i=object_id: self._detach(i), 10)
+        self.dt = 0.01
+        node.create_timer(self.dt, self._step)
+        self.executor = MultiThreadedExecutor(num_threads=2, context=context)
+        self.executor.add_node(node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    # -- physics ----------------------------------------------------------------------
+
+    def _gripper(self) -> tuple[float, float, float]:
+        c, s = math.cos(self.pose.yaw), math.sin(self.pose.yaw)
+        reach = GAZEBO_ROBOT["gripper_x"]
+        return self.pose.x + c * reach, self.pose.y + s * reach, GAZEBO_ROBOT["gripper_z"] + self.lift
+
+    def _relative(self, object_id: str) -> tuple[float, float, float]:
+        """The object in the robot's frame (x ahead, y left, z relative to the gripper)."""
+        x, y, z = self.objects[object_id]
+        dx, dy = x - self.pose.x, y - self.pose.y
+        c, s = math.cos(self.pose.yaw), math.sin(self.pose.yaw)
+        return c * dx + s * dy, -s * dx + c * dy, z - self._gripper()[2]
+
+    def _support(self, x: float, y: float, z: float) -> float:
+        tops = [
+            b.height
+            for b in self.spec.boxes
+            if b.bounds[0] <= x <= b.bounds[2] and b.bounds[1] <= y <= b.bounds[3] and b.height <= z + 1e-6
+        ]
+        return max(tops, default=0.0)
+
+    def _step(self) -> None:
+        with self.lock:
+            v, w = self.twist
+            yaw = self.pose.yaw + w * self.dt
+            self.pose = Pose2D(
+                self.pose.x + v * math.cos(yaw) * self.dt, self.pose.y + v * math.sin(yaw) * self.dt, yaw
+            )
+            c, s = math.cos(yaw), math.sin(yaw)
+            for object_id, (rx, ry, rz) in self.attached.items():
+                self.objects[object_id] = [
+                    self.pose.x + c * rx - s * ry,
+                    self.pose.y + s * rx + c * ry,
+                    self._gripper()[2] + rz,
+                ]
+            for object_id, position in self.objects.items():
+                if object_id not in self.attached:
+                    position[2] = self._support(*position)
+            poses = {ROBOT_NAME: (self.pose.x, self.pose.y, 0.0, yaw)} if self.publish_robot_pose else {}
+            for object_id, (x, y, z) in self.objects.items():
+                height = next(o.height for o in self.spec.objects if o.id == object_id)
+                poses[object_id] = (x, y, z + height / 2, 0.0)  # the model origin: the cylinder's centre
+            odom = compose(
+                Pose2D(0.0, 0.0, -START.yaw), Pose2D(self.pose.x - START.x, self.pose.y - START.y, yaw)
+            )
+            self.lock.notify_all()
+        stamp = self.node.get_clock().now().to_msg()
+        for name, (x, y, z, yaw_) in poses.items():
+            message = self.PoseStamped()
+            message.header.stamp, message.header.frame_id = stamp, "apartment"
+            message.pose.position.x, message.pose.position.y, message.pose.position.z = x, y, z
+            message.pose.orientation.z, message.pose.orientation.w = math.sin(yaw_ / 2), math.cos(yaw_ / 2)
+            self.pose_pubs[name].publish(message)
+        odometry = self.Odometry()
+        odometry.header.stamp, odometry.header.frame_id, odometry.child_frame_id = stamp, "odom", "base_link"
+        odometry.pose.pose.position.x, odometry.pose.pose.position.y = odom.x, odom.y
+        odometry.pose.pose.orientation.z = math.sin(odom.yaw / 2)
+        odometry.pose.pose.orientation.w = math.cos(odom.yaw / 2)
+        self.odom_pub.publish(odometry)
+        if self.obstacle_ahead_m is not None:
+            scan = self.LaserScan(
+                angle_min=-0.1, angle_max=0.1, angle_increment=0.1, range_min=0.05, range_max=10.0
+            )
+            scan.ranges = [10.0, float(self.obstacle_ahead_m), 10.0]
+            self.scan_pub.publish(scan)
+
+    # -- topics -----------------------------------------------------------------------
+
+    def _on_twist(self, message: Any) -> None:
+        with self.lock:
+            self.twist = (message.linear.x, message.angular.z)
+
+    def _on_lift(self, message: Any) -> None:
+        with self.lock:
+            self.lift = message.data
+            self.lift_commands.append(message.data)
+
+    def _attach(self, object_id: str) -> None:
+        with self.lock:
+            if object_id in self.attached:
+                return
+            self.attached[object_id] = self._relative(object_id)
+        self.state_pubs[object_id].publish(self.String(data="attached"))
+
+    def _detach(self, object_id: str) -> None:
+        with self.lock:
+            self.detach_requests.add(object_id)
+            if self.attached.pop(object_id, None) is None:
+                return  # gz: "Already detached", nothing published
+        self.state_pubs[object_id].publish(self.String(data="detached"))
+
+    def wait(self, predicate: Any, timeout: float = WAIT_S) -> bool:
+        with self.lock:
+            return self.lock.wait_for(predicate, timeout)
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=5)
+        self.node.destroy_node()
+
+
+class Client:
+    def __init__(self, context: Any) -> None:
+        from harness_sim_msgs.action import NavigateTo, PickObject, PlaceObject
+        from rclpy.action import ActionClient
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import String
+
+        self.node = Node("gz_test_client", context=context)
+        self.truth: dict[str, Any] = {}
+        self.judged: set[int] = set()
+        self.truth_changed = threading.Condition()
+        qos = QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+        )
+        self.node.create_subscription(String, "/gz/ground_truth", self._on_truth, qos)
+        self.types = {"navigate_to": NavigateTo, "pick_object": PickObject, "place_object": PlaceObject}
+        self.clients = {n: ActionClient(self.node, t, f"/gz/{n}") for n, t in self.types.items()}
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def _on_truth(self, message: Any) -> None:
+        with self.truth_changed:
+            self.truth = json.loads(message.data)
+            self.truth_changed.notify_all()
+
+    def judge(self, tool: str, last_held: str | None = None) -> Any:
+        """The sim evaluator's verdict on the first ground truth that records this tool's last run."""
+        from harness_ros.ros.sim.evaluator import GroundTruthJudge
+
+        def recorded() -> bool:
+            actions = self.truth.get("actions") or []
+            return bool(actions) and actions[-1]["action"] == tool and actions[-1]["index"] not in self.judged
+
+        with self.truth_changed:
+            assert self.truth_changed.wait_for(recorded, WAIT_S), f"no ground truth recording {tool}"
+            self.judged.add(self.truth["actions"][-1]["index"])
+            return GroundTruthJudge().judge(tool, self.truth, last_held)
+
+    def call(self, name: str, feedback: list[Any] | None = None, **fields: Any) -> tuple[int, Any]:
+        goal = self.types[name].Goal(**fields)
+        accepted = threading.Event()
+        send = self.clients[name].send_goal_async(
+            goal, feedback_callback=feedback.append if feedback is not None else None
+        )
+        send.add_done_callback(lambda _f: accepted.set())
+        assert accepted.wait(WAIT_S), f"{name}: goal not answered"
+        handle = send.result()
+        assert handle.accepted
+        done = threading.Event()
+        result = handle.get_result_async()
+        result.add_done_callback(lambda _f: done.set())
+        assert done.wait(WAIT_S), f"{name}: no result"
+        return result.result().status, result.result().result
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=5)
+        for client in self.clients.values():
+            client.destroy()
+        self.node.destroy_node()
+
+
+def start_node(env: dict[str, str]) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "harness_ros.ros.gz.node", "--ros-args"]
+    overrides = {
+        **SPEED,
+        "control_hz": 50.0,
+        "spawn_x": START.x,
+        "spawn_y": START.y,
+        "spawn_yaw": START.yaw,
+        "grasp_timeout_s": 5.0,
+        "settle_timeout_s": 3.0,
+        "navigate_timeout_s": 15.0,
+    }
+    for name, value in overrides.items():
+        command += ["-p", f"{name}:={value}"]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.fixture
+def world(
+    request: pytest.FixtureRequest, ros_env: dict[str, str], ros_context: Any
+) -> Iterator[tuple[FakeGazebo, Client]]:
+    gazebo = FakeGazebo(ros_context, publish_robot_pose=getattr(request, "param", True))
+    client = Client(ros_context)
+    process = start_node(ros_env)
+    try:
+        for action in client.clients.values():
+            if not action.wait_for_server(timeout_sec=WAIT_S):
+                process.terminate()
+                pytest.fail(
+                    f"gz_manipulation did not serve its actions:\n{process.communicate(timeout=10)[0]}"
+                )
+        yield gazebo, client
+    finally:
+        process.terminate()
+        try:
+            process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+        client.close()
+        gazebo.close()
+
+
+def test_config_binds_exactly_the_actions_the_node_serves() -> None:
+    from harness_ros.ros.gz.node import ACTIONS
+
+    config = load_config(Path(__file__).resolve().parents[1] / "config" / "gazebo.yaml")
+    served = {f"/{name}": kind for name, kind in ACTIONS.items()}
+    bound = {tool.action: tool.type for tool in config.tools}
+    assert set(bound) == set(served)
+    for action, kind in served.items():
+        assert bound[action] == f"harness_sim_msgs/action/{kind.__name__}"
+    assert config.evaluator.kind == "sim" and config.evaluator.ground_truth_topic == "/gz/ground_truth"
+
+
+def test_fetch_in_gazebo_fails_and_succeeds_like_the_sim(world: tuple[FakeGazebo, Client]) -> None:
+    from action_msgs.msg import GoalStatus
+
+    gazebo, client = world
+    # Spawn attached every object; the node releases them all.
+    assert gazebo.wait(lambda: not gazebo.attached), f"still attached: {sorted(gazebo.attached)}"
+    assert gazebo.detach_requests == set(gazebo.objects)
+
+    status, result = client.call("pick_object", object_id="red_cup")
+    assert status == GoalStatus.STATUS_ABORTED and not result.success
+    assert result.message == "object out of reach: 1.95 m > 0.85 m"
+    _, result = client.call("pick_object", object_id="yellow_sponge")
+    assert result.message.startswith("object not visible: yellow_sponge is ")
+    _, result = client.call("navigate_to", target="office")
+    assert result.message.startswith("path blocked by office_wall"), result.message
+    assert "doorway" in result.message
+
+    feedback: list[Any] = []
+    status, result = client.call("navigate_to", feedback, target="red_cup")
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.message
+    assert result.message == "arrived at red_cup (kitchen)"
+    # The stop command and the result travel on different DDS entities: wait for the stop.
+    assert gazebo.wait(lambda: gazebo.twist == (0.0, 0.0)), "the base was not stopped"
+    with gazebo.lock:
+        pose = gazebo.pose
+    # Converged where the sim parks: across the table's east edge, facing the cup
+    # (tolerance 0.05 m / 0.05 rad, plus what the last command moved before the stop arrived).
+    assert pose.distance_to(2.05 + 0.35 + 0.44, 3.1) <= 0.08
+    assert abs(math.remainder(pose.yaw - math.pi, 2 * math.pi)) <= 0.1
+    assert (result.final_x, result.final_y) == pytest.approx((pose.x, pose.y), abs=0.05)
+    assert result.distance_travelled_m == pytest.approx(1.16, abs=0.1)
+    assert feedback and feedback[-1].feedback.progress > 0.5
+    verdict = client.judge("navigate_to")  # the sim evaluator, on Gazebo's ground truth
+    assert verdict.ok, verdict.reason
+    assert client.truth["actions"][-1]["arguments"]["target"] == "red_cup"
+
+    status, result = client.call("pick_object", object_id="red_cup")
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.message
+    assert (result.message, result.held_object_id) == ("picked red_cup", "red_cup")
+    assert "red_cup" in gazebo.attached and gazebo.lift_commands[-1] == pytest.approx(0.3)
+    assert gazebo.objects["red_cup"][2] == pytest.approx(0.75 + 0.3, abs=0.01)
+    verdict = client.judge("pick_object")
+    assert verdict.ok, verdict.reason
+    _, result = client.call("pick_object", object_id="blue_mug")
+    assert result.message == "gripper already holds red_cup; place it first"
+
+    _, result = client.call("place_object", surface_id="kitchen_counter")
+    assert result.message.startswith("surface out of reach: red_cup is held "), result.message
+    status, result = client.call("place_object", surface_id="kitchen_table")
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.message
+    assert (result.message, result.placed_object_id) == ("placed red_cup on kitchen_table", "red_cup")
+    assert "red_cup" not in gazebo.attached
+    assert gazebo.objects["red_cup"][2] == pytest.approx(0.75)
+    verdict = client.judge("place_object", last_held="red_cup")
+    assert verdict.ok, verdict.reason
+    assert client.truth["objects"]["red_cup"]["on"] == "kitchen_table"
+    _, result = client.call("place_object", surface_id="kitchen_table")
+    assert result.message == "gripper is empty: nothing to place"
+
+
+@pytest.mark.parametrize("world", [False], indirect=True, ids=["odometry-only"])
+def test_the_lidar_stops_a_drive_into_an_obstacle(world: tuple[FakeGazebo, Client]) -> None:
+    from action_msgs.msg import GoalStatus
+
+    gazebo, client = world
+    assert gazebo.wait(lambda: not gazebo.attached), "the node never released the objects"
+    gazebo.obstacle_ahead_m = 0.2
+    status, result = client.call("navigate_to", target="kitchen")
+    assert status == GoalStatus.STATUS_ABORTED
+    assert result.message == "path blocked by an obstacle 0.20 m ahead (lidar)"
+    assert gazebo.wait(lambda: gazebo.twist == (0.0, 0.0)), "the base was not stopped"
+    with gazebo.lock:
+        pose = gazebo.pose
+    # Only odometry was published: the node composed it onto the spawn pose.
+    assert (result.final_x, result.final_y) == pytest.approx((pose.x, pose.y), abs=0.05)
+    assert math.cos(result.final_yaw - pose.yaw) == pytest.approx(1.0, abs=1e-3)
