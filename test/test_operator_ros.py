@@ -130,8 +130,17 @@ class Client:
         pytest.fail("the harness node did not come up")
 
     def start(self, task_id: str, instruction: str, **extra: Any) -> None:
+        """Send until the node answers for this id (a first message may race discovery)."""
         body = {"instruction": instruction, "task_id": task_id, **extra}
-        self.instruction.publish(self.String(data=json.dumps(body)))
+
+        def answered() -> bool:
+            return any(e["task_id"] == task_id for e in self.events)
+
+        for _ in range(5):
+            self.instruction.publish(self.String(data=json.dumps(body)))
+            if self.wait(answered, 3.0):
+                return
+        pytest.fail(f"the node never answered task {task_id}")
 
     def done(self, task_id: str, timeout_s: float = 60.0) -> dict[str, Any]:
         assert self.wait(

@@ -179,7 +179,8 @@ def test_task_api_end_to_end_through_loopback_model(
         decisions = [body for body in server.requests if purpose(body) == "decide"]
         assert len(decisions) == 2
         first, last = decisions
-        assert [tool["function"]["name"] for tool in first["tools"]] == ["fibonacci"]
+        names = [tool["function"]["name"] for tool in first["tools"]]
+        assert names == ["fibonacci", "ask_operator", "notify_operator"]
         # By the second decision every camera has delivered (the first may label a view
         # "missing" if its first frame had not arrived yet: that is the honest behaviour).
         images = [

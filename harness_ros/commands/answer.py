@@ -12,17 +12,14 @@ expired or was answered is refused here, and the node ignores late answers anywa
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from typing import Any
 
+from harness_ros.commands._latched import LatchedTopicClient
 from harness_ros.errors import HarnessError
 
 __all__ = ["register"]
-
-_QUIET_S = 0.3
 
 
 def register(subparsers: Any) -> None:
@@ -69,106 +66,48 @@ def _handle(args: argparse.Namespace) -> int:
         context.try_shutdown()
 
 
-class _Session:
+class _Session(LatchedTopicClient):
     """One short-lived node talking to the harness node's question topics."""
 
     def __init__(self, context: Any, harness_node: str, timeout_s: float) -> None:
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.node import Node
-        from std_msgs.msg import String
+        from harness_ros.ros.operator import QUESTIONS_TOPIC
 
-        from harness_ros.ros.operator import QUESTIONS_QOS, QUESTIONS_TOPIC
-
-        self._timeout_s = timeout_s
-        self._deadline = time.monotonic() + timeout_s
-        self._harness = harness_node
-        self._node = Node(f"harness_answer_{os.getpid()}", context=context)
-        self._executor = SingleThreadedExecutor(context=context)
-        self._executor.add_node(self._node)
-        self._questions: dict[str, dict[str, Any]] = {}
-        self._last_message = 0.0
-        self._topic = f"{harness_node}/{QUESTIONS_TOPIC}"
-        self._node.create_subscription(String, self._topic, self._on_question, QUESTIONS_QOS)
-
-    def close(self) -> None:
-        self._executor.shutdown(timeout_sec=1.0)
-        self._node.destroy_node()
-
-    def _on_question(self, msg: Any) -> None:
-        try:
-            body = json.loads(msg.data)
-        except (ValueError, RecursionError):
-            return
-        if isinstance(body, dict) and isinstance(body.get("question_id"), str):
-            self._questions[body["question_id"]] = body
-            self._last_message = time.monotonic()
-
-    def _spin_until(self, done: Any, deadline: float | None = None) -> bool:
-        end = self._deadline if deadline is None else deadline
-        while not done():
-            if time.monotonic() >= end:
-                return False
-            self._executor.spin_once(timeout_sec=0.05)
-        return True
-
-    def _collect(self) -> None:
-        if not self._spin_until(lambda: self._node.count_publishers(self._topic) > 0):
-            raise HarnessError(
-                f"no harness node publishes {self._topic!r} within {self._timeout_s:g} s "
-                "(is it running with operator.enabled, and is --node right?)"
-            )
-        start = time.monotonic()
-        self._spin_until(lambda: time.monotonic() - max(start, self._last_message) > _QUIET_S)
-
-    def _pending(self) -> list[dict[str, Any]]:
-        return [body for body in self._questions.values() if body.get("status") == "pending"]
+        super().__init__(
+            context, harness_node, timeout_s, topic=QUESTIONS_TOPIC, key="question_id", name="harness_answer"
+        )
 
     def list_pending(self) -> int:
-        self._collect()
-        pending = self._pending()
+        self.collect("is it running with operator.enabled, and is --node right?")
+        pending = self.pending()
         if not pending:
-            print(f"no pending questions on {self._harness}")
+            print(f"no pending questions on {self.harness}")
             return 0
         for body in pending:
             print(_describe(body))
         return 0
 
     def answer(self, question_id: str | None, text: str | None) -> int:
-        from std_msgs.msg import String
+        from harness_ros.ros.operator import ANSWERS_TOPIC, answer_json
 
-        from harness_ros.ros.operator import ANSWER_QOS, ANSWERS_TOPIC, answer_json
-
-        self._collect()
+        self.collect("is it running with operator.enabled, and is --node right?")
         if question_id is None:
             # Interactive: the newest pending question (waiting for one within --timeout).
-            self._spin_until(lambda: bool(self._pending()))
-            pending = self._pending()
+            self.spin_until(lambda: bool(self.pending()))
+            pending = self.pending()
             if not pending:
-                raise HarnessError(f"no question is pending on {self._harness}")
+                raise HarnessError(f"no question is pending on {self.harness}")
             question_id = str(pending[-1]["question_id"])
-        body = self._questions.get(question_id)
+        body = self.messages.get(question_id)
         if body is None or body.get("status") != "pending":
             state = "unknown" if body is None else f"already {body.get('status')}"
-            others = ", ".join(b["question_id"] for b in self._pending()) or "none"
-            raise HarnessError(f"question {question_id!r} is {state} on {self._harness} (pending: {others})")
+            others = ", ".join(b["question_id"] for b in self.pending()) or "none"
+            raise HarnessError(f"question {question_id!r} is {state} on {self.harness} (pending: {others})")
         if text is None:
             print(_describe(body), flush=True)
             text = input("answer> ").strip()
             if not text:
                 raise HarnessError("empty answer: nothing sent")
-        publisher = self._node.create_publisher(String, f"{self._harness}/{ANSWERS_TOPIC}", ANSWER_QOS)
-        if not self._spin_until(
-            lambda: publisher.get_subscription_count() > 0, time.monotonic() + self._timeout_s
-        ):
-            raise HarnessError(f"{self._harness} does not listen for answers (timed out)")
-        publisher.publish(String(data=answer_json(question_id, text)))
-        confirmed = self._spin_until(
-            lambda: self._questions[question_id].get("status") != "pending",
-            time.monotonic() + self._timeout_s,
-        )
-        status = self._questions[question_id].get("status")
-        if not confirmed:
-            raise HarnessError(f"answer sent, but {self._harness} did not confirm it in time")
+        status = self.reply(ANSWERS_TOPIC, answer_json(question_id, text), question_id)
         if status != "answered":
             raise HarnessError(f"question {question_id!r} ended {status!r} before the answer arrived")
         print(f"answered {question_id}: {text}")

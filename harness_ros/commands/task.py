@@ -17,6 +17,10 @@ from typing import Any
 
 from harness_ros.errors import HarnessError
 
+_SEND_ATTEMPTS = 5
+_ANSWER_WAIT_S = 3.0
+"""How long to wait for the node to start (or reject) our task before sending it again."""
+
 EXIT_REJECTED = 3
 """Exit status when the node refused the task (2 is argparse's usage error)."""
 
@@ -138,7 +142,15 @@ def follow_task(
             request: dict[str, Any] = {"instruction": instruction, "task_id": task_id}
             if new_session:
                 request["new_session"] = True
-            publisher.publish(String(data=json.dumps(request)))
+            # Matching is asymmetric in DDS: our side can see the node's subscription before
+            # the node has matched us, and a volatile message sent then is lost. Send again
+            # until the node answers for our id; a duplicate of a started task is rejected
+            # under a fresh id, which this client ignores.
+            for _ in range(_SEND_ATTEMPTS):
+                publisher.publish(String(data=json.dumps(request)))
+                answered = lambda: started.is_set() or done.is_set()  # noqa: E731
+                if spin_until(answered, time.monotonic() + _ANSWER_WAIT_S):
+                    break
             if not spin_until(done.is_set, time.monotonic() + timeout_s):
                 print(f"timed out after {timeout_s:.0f} s; cancelling the task", file=sys.stderr)
                 # Addressed by id: this cancels our task, never one another client started since.

@@ -21,9 +21,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from harness_ros.ros.qos import OPERATOR_LATCHED_QOS, OPERATOR_REPLY_QOS
 from harness_ros.task_api import ClientMessageError, MessageLimits
 from harness_ros.task_api import parse_json_object as parse_bounded_json_object
 
@@ -43,18 +43,8 @@ __all__ = [
 
 REQUESTS_TOPIC = "approval_requests"
 DECISIONS_TOPIC = "approval_decisions"
-REQUESTS_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=10,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
-DECISION_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=10,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.VOLATILE,
-)
+REQUESTS_QOS = OPERATOR_LATCHED_QOS
+DECISION_QOS = OPERATOR_REPLY_QOS
 
 
 def decision_json(request_id: str, approved: bool) -> str:

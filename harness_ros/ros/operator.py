@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from harness_ros.operator.contracts import MAX_ANSWER_CHARS, OperatorAnswer, OperatorQuestion
+from harness_ros.ros.qos import OPERATOR_LATCHED_QOS, OPERATOR_REPLY_QOS
 from harness_ros.task_api import ClientMessageError, MessageLimits, parse_json_object
 from harness_ros.tools.contracts import CancelToken
 
@@ -45,18 +45,8 @@ __all__ = [
 QUESTIONS_TOPIC = "questions"
 ANSWERS_TOPIC = "answers"
 NOTICES_TOPIC = "notices"
-QUESTIONS_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=10,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
-ANSWER_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=10,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.VOLATILE,
-)
+QUESTIONS_QOS = OPERATOR_LATCHED_QOS
+ANSWER_QOS = OPERATOR_REPLY_QOS
 _WAIT_SLICE_S = 0.1
 
 

@@ -15,7 +15,22 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from harness_ros.errors import ConfigError
 
-__all__ = ["QOS_NAMES", "qos_for"]
+__all__ = ["OPERATOR_LATCHED_QOS", "OPERATOR_REPLY_QOS", "QOS_NAMES", "qos_for"]
+
+OPERATOR_LATCHED_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+"""Requests to the operator (approvals, questions, notices): late joiners see the recent ones."""
+OPERATOR_REPLY_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
+"""Replies from the operator (decisions, answers): never replayed to a later node."""
 
 _RELIABILITY: dict[str, ReliabilityPolicy] = {
     "sensor_data": ReliabilityPolicy.BEST_EFFORT,

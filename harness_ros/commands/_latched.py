@@ -1,0 +1,98 @@
+"""A short-lived CLI node that reads one of the harness node's latched request topics.
+
+``harness-ros approve`` (approval requests) and ``harness-ros answer`` (questions) both
+collect the recent messages of a transient-local topic keyed by an id, then reply on
+another topic and wait for the node's status update. This is the shared part.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from harness_ros.errors import HarnessError
+
+__all__ = ["LatchedTopicClient"]
+
+QUIET_S = 0.3
+"""After the last latched message arrives, how long to wait for more before answering."""
+
+
+class LatchedTopicClient:
+    """Collects ``{<key>: ..., "status": ...}`` messages from ``<harness_node>/<topic>``."""
+
+    def __init__(
+        self, context: Any, harness_node: str, timeout_s: float, *, topic: str, key: str, name: str
+    ) -> None:
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+        from std_msgs.msg import String
+
+        from harness_ros.ros.qos import OPERATOR_LATCHED_QOS
+
+        self.timeout_s = timeout_s
+        self.deadline = time.monotonic() + timeout_s
+        self.harness = harness_node
+        self.node = Node(f"{name}_{os.getpid()}", context=context)
+        self._executor = SingleThreadedExecutor(context=context)
+        self._executor.add_node(self.node)
+        self._key = key
+        self.messages: dict[str, dict[str, Any]] = {}
+        self._last_message = 0.0
+        self.topic = f"{harness_node}/{topic}"
+        self.node.create_subscription(String, self.topic, self._on_message, OPERATOR_LATCHED_QOS)
+
+    def close(self) -> None:
+        self._executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+
+    def _on_message(self, msg: Any) -> None:
+        try:
+            body = json.loads(msg.data)
+        except (ValueError, RecursionError):
+            return
+        if isinstance(body, dict) and isinstance(body.get(self._key), str):
+            self.messages[body[self._key]] = body
+            self._last_message = time.monotonic()
+
+    def spin_until(self, done: Callable[[], bool], deadline: float | None = None) -> bool:
+        end = self.deadline if deadline is None else deadline
+        while not done():
+            if time.monotonic() >= end:
+                return False
+            self._executor.spin_once(timeout_sec=0.05)
+        return True
+
+    def collect(self, hint: str) -> None:
+        """Wait for the node's latched messages (bounded by the timeout)."""
+        if not self.spin_until(lambda: self.node.count_publishers(self.topic) > 0):
+            raise HarnessError(
+                f"no harness node publishes {self.topic!r} within {self.timeout_s:g} s ({hint})"
+            )
+        start = time.monotonic()
+        self.spin_until(lambda: time.monotonic() - max(start, self._last_message) > QUIET_S)
+
+    def pending(self) -> list[dict[str, Any]]:
+        return [body for body in self.messages.values() if body.get("status") == "pending"]
+
+    def reply(self, topic: str, text: str, key_value: str) -> str:
+        """Publish ``text`` on ``<harness_node>/<topic>`` and wait for the status update of
+        ``key_value``; returns its new status."""
+        from std_msgs.msg import String
+
+        from harness_ros.ros.qos import OPERATOR_REPLY_QOS
+
+        publisher = self.node.create_publisher(String, f"{self.harness}/{topic}", OPERATOR_REPLY_QOS)
+        answer_deadline = time.monotonic() + self.timeout_s
+        if not self.spin_until(lambda: publisher.get_subscription_count() > 0, answer_deadline):
+            raise HarnessError(f"{self.harness} does not listen on {topic} (timed out)")
+        publisher.publish(String(data=text))
+        confirmed = self.spin_until(
+            lambda: self.messages[key_value].get("status") != "pending", time.monotonic() + self.timeout_s
+        )
+        if not confirmed:
+            raise HarnessError(f"sent, but {self.harness} did not confirm it in time")
+        return str(self.messages[key_value].get("status"))
