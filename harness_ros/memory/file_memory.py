@@ -18,6 +18,7 @@ inserted (never rewritten) under an inter-process lock with atomic file replacem
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -43,9 +44,11 @@ from harness_ros.memory.model_policies import (
     ModelMemoryConsolidator,
     ModelToolExperienceSummarizer,
 )
+from harness_ros.memory.provenance import PROVENANCE_SECTIONS, operator_texts, provenance_rule
 from harness_ros.memory.rules import (
     DEFAULT_POISONING_RULES,
     DEFAULT_TRANSIENT_RULES,
+    TextRule,
     TransientRule,
     first_match,
     has_confirmed_success,
@@ -78,6 +81,7 @@ LABELS: dict[str, str] = {
 OUTCOME_SECTIONS: dict[str, str] = {"success": "Success", "failure": "Failure"}
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 MAX_ENTRY_CHARS = 500
+MAX_SOURCE_CHARS = 2000
 TASK_STATUSES = frozenset({"completed", "aborted", "failed", "cancelled"})
 
 MEMORY_FILE = "MEMORY.md"
@@ -106,11 +110,15 @@ class ConsolidationDecision:
     section: str | None = None
     tool: str | None = None
     outcome: str | None = None
+    source: str | None = None
+    """For Preferences and Conventions: the operator's words the consolidator quoted."""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind}
         if self.kind == "memory":
             data["section"] = self.section
+            if self.source is not None:
+                data["source"] = self.source
         else:
             data["tool"] = self.tool
             data["outcome"] = self.outcome
@@ -130,6 +138,20 @@ def _clean_text(text: str) -> str:
     """One line: whitespace collapsed (no heading can be injected), stray bullet/label removed."""
     flat = " ".join(text.split())
     return _LEADING_BULLET.sub("", flat, count=1).strip()
+
+
+_HEADING_MARK = re.compile(r"(^|\s)(#{1,6})(?=\s|$)")
+
+
+def escape_entry(text: str) -> str:
+    """An entry as it may appear inside the model's <memory> block: one line, no markup.
+
+    ``<``/``>`` become ``&lt;``/``&gt;`` (no tag can close or open the block) and a
+    Markdown heading marker becomes ``\\#`` (no fake section), whoever wrote the entry.
+    """
+    flat = " ".join(text.split())
+    flat = flat.replace("<", "&lt;").replace(">", "&gt;")
+    return _HEADING_MARK.sub(lambda m: m.group(1) + "\\#" * len(m.group(2)), flat)
 
 
 def _dedup_key(text: str) -> str:
@@ -160,7 +182,7 @@ class FileMemory:
         tool_experience_summarizer: ToolExperienceSummarizerProtocol | None = None,
         min_confidence: float = 0.75,
         transient_rules: Sequence[TransientRule] = DEFAULT_TRANSIENT_RULES,
-        poisoning_rules: Sequence[TransientRule] = DEFAULT_POISONING_RULES,
+        poisoning_rules: Sequence[TextRule] = DEFAULT_POISONING_RULES,
         pending_limit: int = 20,
         max_pending_attempts: int = 5,
         lock_timeout_s: float = 30.0,
@@ -250,7 +272,7 @@ class FileMemory:
         for section, texts in self.memory_entries().items():
             lines.append("")
             lines.append(f"## {section}")
-            lines.extend(f"- [{LABELS[section]}] {text}" for text in texts)
+            lines.extend(f"- [{LABELS[section]}] {escape_entry(text)}" for text in texts)
         return "\n".join(lines) + "\n"
 
     # ------------------------------------------------------------------ task notes
@@ -439,12 +461,13 @@ class FileMemory:
         )
         self._validate(proposal, allowed)
         task_id = str(trajectory.get("task_id") or "")
+        operator = operator_texts(trajectory)
         if dry_run:
-            decisions = self._decide(proposal, events)
+            decisions = self._decide(proposal, events, operator)
         else:
             with memory_lock(self.root, timeout_s=self.lock_timeout_s):
                 self._recover_journal()
-                decisions = self._decide(proposal, events)
+                decisions = self._decide(proposal, events, operator)
                 audit = [
                     {"event": "proposal", "task_id": task_id, **decision.to_dict()} for decision in decisions
                 ]
@@ -475,6 +498,9 @@ class FileMemory:
 
         for position, entry in enumerate(proposal.memory_entries):
             where = f"memory_entries[{position}]"
+            source = getattr(entry, "source", None)
+            if source is not None and (not isinstance(source, str) or len(source) > MAX_SOURCE_CHARS):
+                problems.append(f"{where}: source must be a string of at most {MAX_SOURCE_CHARS} characters")
             if entry.section not in SECTIONS:
                 problems.append(
                     f"{where}: unknown section {entry.section!r} (expected one of {list(SECTIONS)})"
@@ -507,7 +533,7 @@ class FileMemory:
         return None
 
     def _decide(
-        self, proposal: MemoryConsolidation, events: list[dict[str, Any]]
+        self, proposal: MemoryConsolidation, events: list[dict[str, Any]], operator: list[str]
     ) -> list[ConsolidationDecision]:
         decisions: list[ConsolidationDecision] = []
         seen_memory = {_dedup_key(text) for texts in self.memory_entries().values() for text in texts}
@@ -521,13 +547,17 @@ class FileMemory:
                 rule = "duplicate_existing"
             if rule is None and key in batch_memory:
                 rule = "duplicate_in_batch"
+            source = getattr(entry, "source", None)
+            if rule is None and entry.section in PROVENANCE_SECTIONS:
+                rule = provenance_rule(text, source, operator)
             if rule is None:
                 batch_memory.add(key)
-            decisions.append(
-                ConsolidationDecision(
-                    "memory", text, confidence, rule is None, rule or "accepted", section=entry.section
-                )
+            decision = ConsolidationDecision(
+                "memory", text, confidence, rule is None, rule or "accepted", section=entry.section
             )
+            if entry.section in PROVENANCE_SECTIONS:
+                decision = dataclasses.replace(decision, source=" ".join(str(source or "").split()) or None)
+            decisions.append(decision)
         ledger_keys: dict[str, set[str]] = {}
         batch_ledger: set[tuple[str, str]] = set()
         for experience in proposal.tool_experience_entries:
