@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import base64
 import json
+import math
+import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -81,10 +84,19 @@ def _pre(value: Any) -> str:
     return f"<pre>{_e(value if isinstance(value, str) else _json(value))}</pre>"
 
 
+_MAX_NUMBER = 1e15
+"""Larger magnitudes (and NaN, Infinity) in an events file are shown as unknown: no
+real duration, distance or age is that large, and formatting them must not crash."""
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return number if math.isfinite(number) and abs(number) <= _MAX_NUMBER else None
 
 
 def _metres(value: Any) -> str:
@@ -128,16 +140,39 @@ def _status_class(status: str) -> str:
 
 
 def _utc(timestamp: float | None) -> str:
-    if timestamp is None:
+    number = _number(timestamp)
+    if number is None:
         return "unknown"
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        return datetime.fromtimestamp(number, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, ValueError, OSError):  # beyond the platform's calendar
+        return "unknown"
+
+
+_MAX_IMAGE_BYTES = 16 * 1024 * 1024
 
 
 def _image_src(path: Path) -> str | None:
-    """A data: URI for a saved image, or None when the file cannot be read."""
+    """A data: URI for a saved image, or None when it is not a regular file or unreadable.
+
+    A symlink (or FIFO, device, folder) named like an image is refused: the page may be
+    shared, and must only ever carry the run's own images, not a file a link points at.
+    """
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_IMAGE_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(_MAX_IMAGE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > _MAX_IMAGE_BYTES:
         return None
     mime = "image/png" if data.startswith(b"\x89PNG") else "image/jpeg"
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
