@@ -552,12 +552,26 @@ def _memory(record: RunRecord) -> str:
     return "".join(parts) + "</section>"
 
 
+def _memory_notices(events: Sequence[RunEvent]) -> str:
+    """What memory could not give the model in full at task start (memory_notice events)."""
+    items = "".join(
+        f"<li>{_badge(str(event.data.get('notice') or 'notice'), 'missing')} "
+        f"<span class='text'>{_e(event.data.get('message') or _json(event.data))}</span></li>"
+        for event in events
+    )
+    return f'<section id="memory-notices"><h2>Memory warnings at task start</h2><ul>{items}</ul></section>'
+
+
 def render_html(record: RunRecord) -> str:
     """The report page for ``record``."""
     title = f"Task {record.task_id}: {record.status}"
     body = [_header(record)]
-    if record.loose:
-        body.append(f"<section>{_other(record.loose)}</section>")
+    notices = [event for event in record.loose if event.type == "memory_notice"]
+    if notices:
+        body.append(_memory_notices(notices))
+    others = [event for event in record.loose if event.type != "memory_notice"]
+    if others:
+        body.append(f"<section>{_other(others)}</section>")
     body.extend(_turn(record.folder, turn) for turn in record.turns)
     if not record.turns:
         body.append('<section><p class="muted">The task ended before its first turn.</p></section>')
