@@ -63,6 +63,7 @@ _PROTECT_VERB = (
     r"|verif(?:y|ies|ied|ying)|confirm(?:s|ed|ing)?|respect(?:s|ed|ing)?|obey(?:s|ed|ing)?"
     r"|honou?r(?:s|ed|ing)?|consult(?:s|ed|ing)?|seek(?:s|ing)?|obtain(?:s|ed|ing)?|get(?:s|ting)?"
     r"|need(?:s|ed)?|requir(?:e|es|ed|ing)|stay(?:s|ed|ing)? within|keep(?:s|ing)? within"
+    r"|bother(?:ing)?"
 )
 _OPTIONAL = (
     r"optional|unnecessary|superfluous|redundant|(?:not|no longer) (?:required|needed|necessary|mandatory)"
@@ -70,7 +71,7 @@ _OPTIONAL = (
 )
 _GRANTED = (
     r"granted|given|implied|implicit|assumed|automatic|pre approved|pre granted|pre authori[sz]ed"
-    r"|answered yes|yes|accepted|in place|covered"
+    r"|answered yes|yes|accepted|in place|covered|automatically|answered automatically"
 )
 _APPROVAL_NOUN = r"approvals?|permissions?|consent|authori[sz]ations?|go ahead|sign off|approval requests?"
 _SENSING = (
@@ -170,12 +171,19 @@ def _skip_protective(clause: str) -> bool:
     # "without approval", "without the operator": a protective "with" negated.
     for match in _triggers(r"without", clause):
         tail = " ".join(clause[match.end() :].split()[:4])
-        if _has(_SUBJECT, tail) and not _negated(clause, match.start()):
+        # "Do not hand over hot drinks without approval": a negation anywhere before the
+        # "without" in the clause makes it a requirement, not a weakening.
+        before = clause[: match.start()].split()
+        if _has(_SUBJECT, tail) and sum(word in _NEGATORS for word in before) % 2 == 0:
             return True
     return False
 
 
 def _optional(clause: str) -> bool:
+    if re.search(
+        rf"\bno (?:\w+ ){{0,2}}?(?:{_SUBJECT}) (?:is |are )?(?:needed|required|necessary)\b", clause
+    ):
+        return True  # "no approval needed for hand_over"
     return any(
         not _negated(clause, m.start()) and _has(_SUBJECT, clause[: m.start()])
         for m in _triggers(_OPTIONAL, clause)
@@ -213,20 +221,35 @@ def _pre_answered(sentence: str) -> bool:
             if (
                 _has(r"(?:already|always) (?:approved|agreed|consented|confirmed|said yes)", tail)
                 or (
-                    _has(r"approved|agreed|consented|said yes", tail)
-                    and _has(r"all|every|any|in advance|beforehand", tail)
+                    _has(r"approv(?:ed|es)|agree[sd]|consent(?:ed|s)|said yes", tail)
+                    and _has(r"all|every|any|in advance|beforehand|ahead of time", tail)
                 )
             ) and not _negated(clause, match.start()):
                 return True
     return False
 
 
+_GATED = re.compile(
+    r"\b(?:only|once|until|after)\b.*\b(?:clear|fresh|free|known|current|new|updated|re observ\w*)\b"
+)
+_AS_GOOD = (
+    r"(?:means?|as|counts? as|is considered|be considered|treated as|equals?) (?:the \w+ is )?"
+    r"(?:free|clear|fresh|current|valid|safe|fine|ok|okay|up to date|good|known|recent)"
+)
+
+
 def _stale_action(sentence: str) -> bool:
     if not (_has(_SENSING, sentence) and _has(_STALE, sentence)):
         return False
-    return any(
-        not _negated(clause, m.start()) for clause in _clauses(sentence) for m in _triggers(_ACT, clause)
-    )
+    for clause in _clauses(sentence):
+        if _GATED.search(clause):
+            continue  # "move only when it is clear again": the action waits for fresh data
+        if any(not _negated(clause, m.start()) for m in _triggers(_ACT, clause)):
+            return True
+        # "unknown clearance means the path is free", "treat an old reading as current"
+        if any(not _negated(clause, m.start()) for m in _triggers(_AS_GOOD, clause)):
+            return True
+    return False
 
 
 def _regardless(sentence: str) -> bool:
