@@ -287,3 +287,33 @@ def test_other_resident_blocks_cannot_be_closed_either() -> None:
         )
     )
     assert rendered.count("</embodiment_profile>") == 1 and "<memory>" not in rendered
+
+
+def test_the_report_shows_the_operator_source_of_an_accepted_convention(tmp_path: Path) -> None:
+    import json
+
+    from harness_ros.report import render_html
+    from harness_ros.report.run import load_run
+
+    decision = {
+        "kind": "memory",
+        "section": "Conventions",
+        "source": "knock before entering",
+        "text": "Knock before entering a bedroom.",
+        "confidence": 0.9,
+        "accepted": True,
+        "rule": "accepted",
+    }
+    event = {
+        "type": "memory_consolidation",
+        "task_id": "t",
+        "turn": None,
+        "time": 1.0,
+        "data": {"decisions": [decision]},
+    }
+    (tmp_path / "events.jsonl").write_text(json.dumps(event) + "\n")
+    page = render_html(load_run(tmp_path))
+    assert (
+        "came from the operator&#x27;s instruction or a revision (source: \u201cknock before entering\u201d)"
+        in page
+    )

@@ -495,6 +495,13 @@ def _why_accepted(decision: dict[str, Any]) -> str:
     """FileMemory's acceptance rules in words (an accepted entry records only ``accepted``)."""
     tool = decision.get("tool") or "the tool"
     if decision.get("kind") == "memory":
+        if decision.get("section") in {"Preferences", "Conventions"}:
+            source = decision.get("source")
+            quoted = f" (source: \u201c{source}\u201d)" if source else ""
+            return (
+                "passed the confidence, transient and poisoning checks, and came from the operator's "
+                f"instruction or a revision{quoted}"
+            )
         return "passed the confidence, transient and poisoning checks"
     if decision.get("outcome") == "failure":
         return f"a failure of {tool} was followed by an evaluator-confirmed success of {tool}"
