@@ -137,6 +137,19 @@ class MemoryConfig(_Model):
         default="model", description="'model': the task's model consolidates at task end; 'none': no-op."
     )
     pending_limit: int = Field(default=20, ge=1, description="Failed consolidations kept for retry.")
+    resident_budget_chars: int | None = Field(
+        default=8000,
+        ge=500,
+        description="Most characters of MEMORY.md projected into every prompt; beyond it the oldest "
+        "model-written General Lessons are left out (never operator text) and the operator is warned. "
+        "null = no budget.",
+    )
+    audit_max_bytes: int | None = Field(
+        default=5 * 1024 * 1024,
+        ge=1024,
+        description="audit.jsonl is rotated to audit.jsonl.1 when it would grow past this; null = never.",
+    )
+    audit_keep: int = Field(default=3, ge=0, description="Rotated audit.jsonl generations kept.")
 
     @field_validator("min_confidence", mode="before")
     @classmethod
@@ -161,6 +174,9 @@ class HarnessLimits(_Model):
         default=0.8, gt=0, lt=1, description="Compact history when the estimate passes this share."
     )
     runs_dir: Path = Field(default=Path("runs"), description="One sub-folder per task with its run log.")
+    runs_keep: int = Field(
+        default=200, ge=0, description="Run folders kept in runs_dir (oldest removed first); 0 = keep all."
+    )
     system_prompt: str | None = Field(default=None, description="Replaces the built-in system prompt.")
 
 
@@ -496,6 +512,12 @@ class RecordConfig(_Model):
     path: Path | None = Field(default=None, description="Write a rosbag2 (MCAP) here; none = no recording.")
     storage: Literal["mcap", "sqlite3"] = Field(default="mcap", description="rosbag2 storage plugin.")
     image_max_hz: float = Field(default=2.0, gt=0, description="Throttle for recorded image topics.")
+    keep: int = Field(
+        default=10,
+        ge=0,
+        description="Recordings kept beside path (path and its time-stamped siblings, oldest removed "
+        "first when a new one starts); 0 = keep all.",
+    )
     throttle_hz: dict[str, float] = Field(
         default_factory=dict,
         description="Per-topic max rate in Hz (overrides image_max_hz; throttles scans or depth too).",

@@ -31,6 +31,9 @@ class EventType(str, Enum):
     NOTES = "notes"
     COMPACTION = "compaction"
     MEMORY_CONSOLIDATION = "memory_consolidation"
+    MEMORY_NOTICE = "memory_notice"
+    """Memory the model does not get in full: a ledger summary fallback, a ledger left
+    out, the Resident memory budget exceeded (``data.notice`` says which)."""
     DONE = "done"
 
 

@@ -95,6 +95,8 @@ def format_event(event: dict[str, Any]) -> str | None:
             f"memory: {data.get('memory_written', 0)} memory entries, "
             f"{data.get('tool_experience_written', 0)} tool-experience lessons written"
         )
+    if kind == "memory_notice":
+        return f"memory WARNING: {_short(data.get('message') or data.get('notice', ''), 240)}"
     if kind == "compaction":
         return f"{prefix}context compacted" + (f" (failed: {data['error']})" if data.get("error") else "")
     if kind == "done":

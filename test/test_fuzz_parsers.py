@@ -457,7 +457,8 @@ def test_entry_written_after_an_unclosed_fence_is_visible(tmp_path: Path) -> Non
     (tmp_path / "MEMORY.md").write_text("Operator notes\n```\n")
     entry = DurableMemoryEntry("Preferences", "Prefer the left gripper for mugs", 0.9)
     memory = FileMemory(tmp_path, consolidator=_FixedConsolidator(MemoryConsolidation((entry,))))
-    trajectory = {"task_id": "t1", "goal": "g", "phase": "", "status": "completed", "events": []}
+    goal = "Use the left gripper for mugs, I prefer it"  # a Preference needs the operator's words
+    trajectory = {"task_id": "t1", "goal": goal, "phase": "", "status": "completed", "events": []}
     result = memory.consolidate_trajectory(trajectory, allowed_tools=[])
     assert result["memory_written"] == 1
     assert memory.memory_entries()["Preferences"] == ["Prefer the left gripper for mugs"]

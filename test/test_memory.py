@@ -76,8 +76,9 @@ def run_task(
     memory: FileMemory,
     events: list[tuple[str, dict[str, Any], dict[str, Any] | None]],
     status: str = "completed",
+    goal: str = "bring the mug to the table",
 ) -> dict[str, Any]:
-    memory.start_task("bring the mug to the table")
+    memory.start_task(goal)
     for tool, result, tool_verdict in events:
         memory.record_tool_result(tool, {"target": "mug"}, result, tool_verdict)
     return memory.finish_task(status, allowed_tools=TOOLS)
@@ -148,7 +149,9 @@ def test_memory_md_format_and_projection(tmp_path: Path) -> None:
         )
     )
     memory = FileMemory(tmp_path, consolidator=ScriptedConsolidator(proposal))
-    result = run_task(memory, [])
+    # Preferences and Conventions need the operator's words (provenance rule).
+    goal = "Fetch the mug. I prefer concise completion reports; ask before choosing among destinations."
+    result = run_task(memory, [], goal=goal)
     assert result["memory_written"] == 3
     assert (tmp_path / "MEMORY.md").read_text() == (
         "# Memory\n\n"
@@ -204,7 +207,8 @@ def test_operator_text_preserved_byte_for_byte_and_never_projected(tmp_path: Pat
         )
     )
     memory = FileMemory(tmp_path, consolidator=ScriptedConsolidator(proposal))
-    assert run_task(memory, [])["memory_written"] == 3
+    goal = "Tour the flat: announce your arrival at each room and place cups handle-right."
+    assert run_task(memory, [], goal=goal)["memory_written"] == 3
     after = (tmp_path / "MEMORY.md").read_bytes()
     # Removing exactly the inserted lines (and the newline closing the old last line) gives back the original.
     inserted = [
@@ -551,7 +555,7 @@ def test_audit_log_records_every_proposal_with_rule_and_task(tmp_path: Path) -> 
         tool_experience_entries=(ToolExperienceEntry("pick_object", "success", "Use two fingers.", 0.5),),
     )
     memory = FileMemory(tmp_path, consolidator=ScriptedConsolidator(proposal))
-    result = run_task(memory, CONFIRMED_PICK)
+    result = run_task(memory, CONFIRMED_PICK, goal="Bring the mug; I prefer concise reports.")
     records = [r for r in memory.audit_records() if r["event"] == "proposal"]
     assert [(r["accepted"], r["rule"], r["task_id"]) for r in records] == [
         (True, "accepted", result["task_id"]),

@@ -64,7 +64,7 @@ def test_consolidate_prints_each_decision(
     monkeypatch.setenv("LOOPBACK_KEY", "dummy")
     trajectory = {
         "task_id": "t42",
-        "goal": "bring the mug",
+        "goal": "bring the mug, and knock before entering the room",
         "phase": "done",
         "status": "completed",
         "events": [

@@ -207,7 +207,12 @@ def test_connection_refused_is_an_llm_error() -> None:
 def test_model_consolidator_end_to_end_over_http(tmp_path: Path) -> None:
     consolidation = {
         "memory_entries": [
-            {"section": "Preferences", "text": "Prefer concise completion reports.", "confidence": 0.9},
+            {
+                "section": "Preferences",
+                "text": "Prefer concise completion reports.",
+                "confidence": 0.9,
+                "source": "keep the completion report concise",
+            },
             {"section": "General Lessons", "text": "The mug is currently on the shelf.", "confidence": 0.9},
         ],
         "tool_experience_entries": [
@@ -225,7 +230,7 @@ def test_model_consolidator_end_to_end_over_http(tmp_path: Path) -> None:
     ]
     with LoopbackLLMServer(replies) as server:
         memory = FileMemory(tmp_path, consolidator=ModelMemoryConsolidator(loopback_model(server)))
-        memory.start_task("bring the mug")
+        memory.start_task("bring the mug and keep the completion report concise")
         memory.record_tool_result(
             "pick_object",
             {"object": "mug"},

@@ -7,13 +7,21 @@ data (what an operator or a past task wrote) from the rules above it.
 
 from __future__ import annotations
 
+import re
+
 from harness_ros.context.contracts import Message, ResidentContext
 
 __all__ = ["render_resident", "system_message"]
 
+_TAGS = ("memory", "embodiment_profile", "skill_catalog", "loaded_skill")
+# Any opening or closing block tag inside a body (any case, spaces allowed): the text of
+# one block can never end it early or start another.
+_BLOCK_TAG = re.compile(rf"<(\s*/?\s*(?:{'|'.join(_TAGS)})\b)", re.IGNORECASE)
+
 
 def _section(title: str, tag: str, body: str) -> str:
-    return f"## {title}\n<{tag}>\n{body.strip()}\n</{tag}>"
+    safe = _BLOCK_TAG.sub(r"&lt;\1", body.strip())
+    return f"## {title}\n<{tag}>\n{safe}\n</{tag}>"
 
 
 def render_resident(resident: ResidentContext) -> str:

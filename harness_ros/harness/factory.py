@@ -62,12 +62,18 @@ def build_harness(
             tool_experience_summarizer=ModelToolExperienceSummarizer(chat),
             min_confidence=config.memory.min_confidence,
             pending_limit=config.memory.pending_limit,
+            resident_budget_chars=config.memory.resident_budget_chars,
+            audit_max_bytes=config.memory.audit_max_bytes,
+            audit_keep=config.memory.audit_keep,
         )
     else:
         memory = FileMemory(
             config.memory.dir,
             min_confidence=config.memory.min_confidence,
             pending_limit=config.memory.pending_limit,
+            resident_budget_chars=config.memory.resident_budget_chars,
+            audit_max_bytes=config.memory.audit_max_bytes,
+            audit_keep=config.memory.audit_keep,
         )
     profile = load_embodiment_profile_document_from_config(config)
     skills = SkillCatalog.discover(config.skills.dir)

@@ -29,6 +29,7 @@ from harness_ros.observation.contracts import Clearance, ObservationSource
 from harness_ros.operator.contracts import OperatorChannel
 from harness_ros.operator.session import Session, TaskSummaryRecorder
 from harness_ros.operator.tools import operator_tools
+from harness_ros.retention import prune_run_folders
 from harness_ros.task_api import TASK_ID_PATTERN
 from harness_ros.tools import CancelToken, Tool, ToolRegistry, skill_tools
 
@@ -149,6 +150,8 @@ class Harness:
                 msg = f"task {self._active.task_id!r} is running; cancel it first (rejected {task_id!r})"
                 raise TaskRejectedError(msg)
             runlog = RunLog(self.runs_dir / task_id) if self.runs_dir is not None else None
+            if runlog is not None and self.limits.runs_keep > 0:  # retention: harness.runs_keep
+                prune_run_folders(runlog.folder.parent, self.limits.runs_keep - 1, spare=runlog.folder)
             _, session_context = self.session.begin_task(session_id=session_id, new_session=new_session)
             active = ActiveTask(task_id, cancel if cancel is not None else CancelToken())
             active.session_context = session_context

@@ -100,6 +100,7 @@ class TaskRunner:
         end: _End | None = None
         try:
             yield self._start()
+            yield from self._memory_notices()
             end = yield from self._turns()
         except GeneratorExit:
             # The consumer stopped reading: stop the running tool (a goal must not go on
@@ -147,6 +148,12 @@ class TaskRunner:
                 "run_dir": str(self._runlog.folder) if self._runlog is not None else None,
             },
         )
+
+    def _memory_notices(self) -> Iterator[HarnessEvent]:
+        """What memory could not give the model in full at start (never silent)."""
+        if self._h.memory is not None:
+            for notice in self._h.memory.take_notices():
+                yield self._emit(EventType.MEMORY_NOTICE, notice)
 
     def _on_deadline(self) -> None:
         self._active.timed_out = True

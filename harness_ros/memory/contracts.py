@@ -26,6 +26,8 @@ class DurableMemoryEntry:
     section: str
     text: str
     confidence: float
+    source: str | None = None
+    """The operator's words (instruction or revision) a Preference or Convention came from."""
 
 
 @dataclass(frozen=True)

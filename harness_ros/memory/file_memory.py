@@ -4,6 +4,7 @@
     <root>/TASK_NOTES.md              the running task's notes; removed at task end
     <root>/tool_experience/<tool>.md  Success / Failure lessons per tool
     <root>/audit.jsonl                every proposed entry, accepted or not, and why
+    <root>/audit.jsonl.<n>            older audit generations (rotated by size)
     <root>/pending/*.json             completed trajectories whose consolidation failed
     <root>/.summary_cache.json        ledger summaries keyed by ledger content hash
     <root>/.journal.json              intent of a consolidation being applied (crash recovery)
@@ -18,6 +19,7 @@ inserted (never rewritten) under an inter-process lock with atomic file replacem
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -43,9 +45,11 @@ from harness_ros.memory.model_policies import (
     ModelMemoryConsolidator,
     ModelToolExperienceSummarizer,
 )
+from harness_ros.memory.provenance import PROVENANCE_SECTIONS, operator_texts, provenance_rule
 from harness_ros.memory.rules import (
     DEFAULT_POISONING_RULES,
     DEFAULT_TRANSIENT_RULES,
+    TextRule,
     TransientRule,
     first_match,
     has_confirmed_success,
@@ -78,6 +82,9 @@ LABELS: dict[str, str] = {
 OUTCOME_SECTIONS: dict[str, str] = {"success": "Success", "failure": "Failure"}
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 MAX_ENTRY_CHARS = 500
+MAX_SOURCE_CHARS = 2000
+DEFAULT_AUDIT_MAX_BYTES = 5 * 1024 * 1024
+DEFAULT_AUDIT_KEEP = 3
 TASK_STATUSES = frozenset({"completed", "aborted", "failed", "cancelled"})
 
 MEMORY_FILE = "MEMORY.md"
@@ -106,11 +113,15 @@ class ConsolidationDecision:
     section: str | None = None
     tool: str | None = None
     outcome: str | None = None
+    source: str | None = None
+    """For Preferences and Conventions: the operator's words the consolidator quoted."""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind}
         if self.kind == "memory":
             data["section"] = self.section
+            if self.source is not None:
+                data["source"] = self.source
         else:
             data["tool"] = self.tool
             data["outcome"] = self.outcome
@@ -130,6 +141,20 @@ def _clean_text(text: str) -> str:
     """One line: whitespace collapsed (no heading can be injected), stray bullet/label removed."""
     flat = " ".join(text.split())
     return _LEADING_BULLET.sub("", flat, count=1).strip()
+
+
+_HEADING_MARK = re.compile(r"(^|\s)(#{1,6})(?=\s|$)")
+
+
+def escape_entry(text: str) -> str:
+    """An entry as it may appear inside the model's <memory> block: one line, no markup.
+
+    ``<``/``>`` become ``&lt;``/``&gt;`` (no tag can close or open the block) and a
+    Markdown heading marker becomes ``\\#`` (no fake section), whoever wrote the entry.
+    """
+    flat = " ".join(text.split())
+    flat = flat.replace("<", "&lt;").replace(">", "&gt;")
+    return _HEADING_MARK.sub(lambda m: m.group(1) + "\\#" * len(m.group(2)), flat)
 
 
 def _dedup_key(text: str) -> str:
@@ -160,15 +185,22 @@ class FileMemory:
         tool_experience_summarizer: ToolExperienceSummarizerProtocol | None = None,
         min_confidence: float = 0.75,
         transient_rules: Sequence[TransientRule] = DEFAULT_TRANSIENT_RULES,
-        poisoning_rules: Sequence[TransientRule] = DEFAULT_POISONING_RULES,
+        poisoning_rules: Sequence[TextRule] = DEFAULT_POISONING_RULES,
         pending_limit: int = 20,
         max_pending_attempts: int = 5,
         lock_timeout_s: float = 30.0,
+        resident_budget_chars: int | None = None,
+        audit_max_bytes: int | None = DEFAULT_AUDIT_MAX_BYTES,
+        audit_keep: int = DEFAULT_AUDIT_KEEP,
     ) -> None:
         self.root = Path(root)
         self.min_confidence = _check_threshold(min_confidence)
         if pending_limit < 1 or max_pending_attempts < 1:
             raise MemoryStoreError("pending_limit and max_pending_attempts must be at least 1")
+        if audit_keep < 0 or (audit_max_bytes is not None and audit_max_bytes < 1):
+            raise MemoryStoreError("audit_keep must be >= 0 and audit_max_bytes >= 1 (or None: no rotation)")
+        if resident_budget_chars is not None and resident_budget_chars < 1:
+            raise MemoryStoreError("resident_budget_chars must be >= 1 (or None: no budget)")
         try:
             (self.root / LEDGER_DIR).mkdir(parents=True, exist_ok=True)
         except OSError as err:
@@ -198,6 +230,12 @@ class FileMemory:
         self.max_pending_attempts = max_pending_attempts
         self.lock_timeout_s = lock_timeout_s
         self.summary_errors: dict[str, str] = {}
+        self.notices: list[dict[str, Any]] = []
+        """What the operator must hear at task start (``memory_notice`` events): a ledger
+        summary fallback, a ledger left out, the Resident memory budget exceeded."""
+        self.resident_budget_chars = resident_budget_chars
+        self.audit_max_bytes = audit_max_bytes
+        self.audit_keep = audit_keep
         self._notes: TaskNotes | None = None
         self._last_snapshot: str | None = None
         self._notes_lock = threading.Lock()
@@ -245,18 +283,74 @@ class FileMemory:
         return {outcome: document.entries(section) for outcome, section in OUTCOME_SECTIONS.items()}
 
     def resident_memory(self) -> str:
-        """The Resident-context projection: the three sections only, in fixed order."""
+        """The Resident-context projection: the three sections only, in fixed order.
+
+        Over ``resident_budget_chars``, the oldest model-written General Lessons (bullets
+        carrying the ``[general-lesson]`` label, oldest first in the file) are left out of
+        the projection, never out of MEMORY.md. Preferences, Conventions and unlabelled
+        bullets (the operator's own text) are always projected, even over budget. Either
+        way a ``resident_budget_exceeded`` notice is queued for the operator.
+        """
+        document = SectionedDocument(read_text(self.memory_path) or "")
+        labels = tuple(LABELS.values())
+        entries = {section: document.entries(section, labels=labels) for section in SECTIONS}
+        raw_lessons = document.entries("General Lessons")
+        trimmable = [
+            index for index, raw in enumerate(raw_lessons) if raw.startswith(f"[{LABELS['General Lessons']}]")
+        ]
+        left_out: set[int] = set()
+        text = self._render_resident(entries, left_out)
+        budget = self.resident_budget_chars
+        if budget is None or len(text) <= budget:
+            return text
+        full = len(text)
+        for index in trimmable:
+            left_out.add(index)
+            text = self._render_resident(entries, left_out)
+            if len(text) <= budget:
+                break
+        over = len(text) > budget
+        message = (
+            f"Resident memory is {full} characters, over its budget of {budget} "
+            f"(memory.resident_budget_chars): {len(left_out)} oldest model-written general lesson(s) "
+            "left out of the prompt (kept in MEMORY.md)"
+        )
+        if over:
+            message += f"; the operator's own entries alone take {len(text)} characters and are all kept"
+        logger.warning("%s", message)
+        self.notices.append(
+            {
+                "notice": "resident_budget_exceeded",
+                "budget_chars": budget,
+                "chars": full,
+                "projected_chars": len(text),
+                "left_out": len(left_out),
+                "message": message,
+            }
+        )
+        return text
+
+    @staticmethod
+    def _render_resident(entries: dict[str, list[str]], left_out: set[int]) -> str:
         lines = ["# Memory"]
-        for section, texts in self.memory_entries().items():
+        for section, texts in entries.items():
             lines.append("")
             lines.append(f"## {section}")
-            lines.extend(f"- [{LABELS[section]}] {text}" for text in texts)
+            shown = (
+                texts
+                if section != "General Lessons"
+                else [text for index, text in enumerate(texts) if index not in left_out]
+            )
+            lines.extend(f"- [{LABELS[section]}] {escape_entry(text)}" for text in shown)
+            if section == "General Lessons" and left_out:
+                lines.append(f"({len(left_out)} older general lesson(s) not shown: memory budget)")
         return "\n".join(lines) + "\n"
 
     # ------------------------------------------------------------------ task notes
 
     def start_task(self, goal: str, *, task_id: str | None = None) -> str:
         """Reset Task Notes for a new task; returns its task id."""
+        self.notices = []  # a new task hears only about its own start
         with self._notes_lock:
             self._notes = TaskNotes(goal, task_id=task_id)
             self._last_snapshot = None
@@ -439,12 +533,13 @@ class FileMemory:
         )
         self._validate(proposal, allowed)
         task_id = str(trajectory.get("task_id") or "")
+        operator = operator_texts(trajectory)
         if dry_run:
-            decisions = self._decide(proposal, events)
+            decisions = self._decide(proposal, events, operator)
         else:
             with memory_lock(self.root, timeout_s=self.lock_timeout_s):
                 self._recover_journal()
-                decisions = self._decide(proposal, events)
+                decisions = self._decide(proposal, events, operator)
                 audit = [
                     {"event": "proposal", "task_id": task_id, **decision.to_dict()} for decision in decisions
                 ]
@@ -475,6 +570,9 @@ class FileMemory:
 
         for position, entry in enumerate(proposal.memory_entries):
             where = f"memory_entries[{position}]"
+            source = getattr(entry, "source", None)
+            if source is not None and (not isinstance(source, str) or len(source) > MAX_SOURCE_CHARS):
+                problems.append(f"{where}: source must be a string of at most {MAX_SOURCE_CHARS} characters")
             if entry.section not in SECTIONS:
                 problems.append(
                     f"{where}: unknown section {entry.section!r} (expected one of {list(SECTIONS)})"
@@ -507,7 +605,7 @@ class FileMemory:
         return None
 
     def _decide(
-        self, proposal: MemoryConsolidation, events: list[dict[str, Any]]
+        self, proposal: MemoryConsolidation, events: list[dict[str, Any]], operator: list[str]
     ) -> list[ConsolidationDecision]:
         decisions: list[ConsolidationDecision] = []
         seen_memory = {_dedup_key(text) for texts in self.memory_entries().values() for text in texts}
@@ -521,13 +619,17 @@ class FileMemory:
                 rule = "duplicate_existing"
             if rule is None and key in batch_memory:
                 rule = "duplicate_in_batch"
+            source = getattr(entry, "source", None)
+            if rule is None and entry.section in PROVENANCE_SECTIONS:
+                rule = provenance_rule(text, source, operator)
             if rule is None:
                 batch_memory.add(key)
-            decisions.append(
-                ConsolidationDecision(
-                    "memory", text, confidence, rule is None, rule or "accepted", section=entry.section
-                )
+            decision = ConsolidationDecision(
+                "memory", text, confidence, rule is None, rule or "accepted", section=entry.section
             )
+            if entry.section in PROVENANCE_SECTIONS:
+                decision = dataclasses.replace(decision, source=" ".join(str(source or "").split()) or None)
+            decisions.append(decision)
         ledger_keys: dict[str, set[str]] = {}
         batch_ledger: set[tuple[str, str]] = set()
         for experience in proposal.tool_experience_entries:
@@ -648,12 +750,47 @@ class FileMemory:
         payload = "".join(
             json.dumps({"time": now, **record}, ensure_ascii=False, sort_keys=True, default=str) + "\n"
             for record in records
-        )
-        append_bytes(self.audit_path, payload.encode("utf-8"))
+        ).encode("utf-8")
+        self._rotate_audit(len(payload))
+        append_bytes(self.audit_path, payload)
+
+    def audit_files(self) -> list[Path]:
+        """The audit log and its rotated generations, oldest first."""
+        rotated = [self.root / f"{AUDIT_FILE}.{n}" for n in range(self.audit_keep, 0, -1)]
+        return [path for path in [*rotated, self.audit_path] if path.is_file()]
+
+    def _rotate_audit(self, incoming: int) -> None:
+        """Rotate by size: audit.jsonl -> .1 -> .2 ... ; the oldest beyond ``audit_keep`` goes.
+
+        Renames are atomic, so a reader sees whole files; a concurrent writer at worst
+        appends a line to the generation just renamed (kept, not lost)."""
+        limit = self.audit_max_bytes
+        if limit is None:
+            return
+        try:
+            size = self.audit_path.stat().st_size
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            logger.warning("Cannot check the size of %s: %s", self.audit_path, err.strerror)
+            return
+        if size == 0 or size + incoming <= limit:
+            return
+        try:
+            if self.audit_keep == 0:
+                self.audit_path.unlink()
+                return
+            for n in range(self.audit_keep - 1, 0, -1):
+                older = self.root / f"{AUDIT_FILE}.{n}"
+                if older.exists():
+                    older.replace(self.root / f"{AUDIT_FILE}.{n + 1}")
+            self.audit_path.replace(self.root / f"{AUDIT_FILE}.1")
+        except OSError as err:  # another process rotated it meanwhile, or a full disk
+            logger.warning("Cannot rotate %s: %s", self.audit_path, err.strerror)
 
     def audit_records(self) -> list[dict[str, Any]]:
-        """The audit log; a line torn by a crash is skipped."""
-        text = read_text(self.audit_path) or ""
+        """The audit log (rotated generations first); a line torn by a crash is skipped."""
+        text = "".join((read_text(path) or "") + "\n" for path in self.audit_files())
         records = []
         for line in text.splitlines():
             with contextlib.suppress(json.JSONDecodeError):
@@ -748,6 +885,40 @@ class FileMemory:
             return str(cached["summary"])[:SUMMARY_MAX_CHARS]
         return None
 
+    def _summary_fallback(self, tool: str, cached: Any, summaries: dict[str, str]) -> None:
+        """A changed ledger that cannot be summarised now: the last cached summary (of an
+        earlier ledger) stands in, and a notice says so; without one the ledger is left
+        out of the tool definition, and the notice says that. Never silent."""
+        reason = self.summary_errors[tool]
+        if isinstance(cached, dict) and isinstance(cached.get("summary"), str) and cached["summary"].strip():
+            summaries[tool] = " ".join(cached["summary"].split())[:SUMMARY_MAX_CHARS]
+            logger.warning("Ledger of %r not summarised (%s): using its last cached summary", tool, reason)
+            self.notices.append(
+                {
+                    "notice": "ledger_summary_fallback",
+                    "tool": tool,
+                    "reason": reason,
+                    "message": f"ledger of {tool} changed and could not be summarised ({reason}): "
+                    "the tool description carries its last cached summary",
+                }
+            )
+            return
+        logger.warning("Ledger of %r not summarised (%s) and no cached summary: left out", tool, reason)
+        self.notices.append(
+            {
+                "notice": "ledger_omitted",
+                "tool": tool,
+                "reason": reason,
+                "message": f"ledger of {tool} could not be summarised ({reason}) and has no cached "
+                "summary: its experience is not in the tool description",
+            }
+        )
+
+    def take_notices(self) -> list[dict[str, Any]]:
+        """Notices gathered since the last call (ledger fallbacks, budget), oldest first."""
+        taken, self.notices = self.notices, []
+        return taken
+
     def tool_experience_summaries(self, tool_names: Iterable[str]) -> dict[str, str]:
         """Summary per tool that has a non-empty ledger; a changed ledger is re-summarised once."""
         summaries: dict[str, str] = {}
@@ -770,7 +941,7 @@ class FileMemory:
                 continue
             if self.summarizer is None:
                 self.summary_errors[tool] = "no tool_experience_summarizer configured"
-                logger.warning("Ledger of %r not summarised: no tool_experience_summarizer configured", tool)
+                self._summary_fallback(tool, cached, summaries)
                 continue
             try:
                 summary = self.summarizer.summarize(
@@ -778,7 +949,7 @@ class FileMemory:
                 )
             except Exception as err:  # noqa: BLE001 - a summary failure must not stop a task from starting
                 self.summary_errors[tool] = f"{type(err).__name__}: {err}"
-                logger.warning("Ledger of %r not summarised: %s", tool, self.summary_errors[tool])
+                self._summary_fallback(tool, cached, summaries)
                 continue
             summary = " ".join(str(summary).split())[:SUMMARY_MAX_CHARS]
             if summary:

@@ -3,7 +3,8 @@
 ``TransientRule``: text that only made sense during one run (object instance ids
 like ``cup_2``, "currently", "this run", image payloads). ``DEFAULT_POISONING_RULES``:
 text that tries to switch off a safety mechanism ("skip the clearance check",
-"ignore your instructions"). Memory is data, never authority, so such entries are
+"approval is already granted", "ignore your instructions"): the classifier in
+``guard.py`` plus markup and prompt-override patterns. Memory is data, never authority, so such entries are
 refused even when they look like preferences. Deployments extend either list:
 
     FileMemory(root, transient_rules=(*DEFAULT_TRANSIENT_RULES,
@@ -18,11 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from harness_ros.memory.guard import WEAKENING_RULES
 
 __all__ = [
     "DEFAULT_POISONING_RULES",
     "DEFAULT_TRANSIENT_RULES",
+    "TextRule",
     "TransientRule",
     "first_match",
     "has_confirmed_success",
@@ -65,34 +69,31 @@ DEFAULT_TRANSIENT_RULES: tuple[TransientRule, ...] = (
     TransientRule.of("image_data", r"\bimage (?:data|bytes|payload)\b"),
 )
 
-_SWITCH_OFF = (
-    r"skip(?:s|ped|ping)?|disabl(?:e|es|ed|ing)|ignor(?:e|es|ed|ing)|bypass(?:es|ed|ing)?"
-    r"|turn(?:s|ed|ing)? off|switch(?:es|ed|ing)? off|deactivat(?:e|es|ed|ing)|circumvent(?:s|ed|ing)?"
-    r"|overrid(?:e|es|ing)|overridden|suppress(?:es|ed|ing)?|no need (?:to|for)"
-    r"|(?:do not|don'?t|never) (?:need to )?(?:run|use|wait for|ask for|ask|check|request)"
-    r"|without (?:checking|asking|waiting for|requesting|an?|the|any)"
-)
-_SAFETY = (
-    r"clearance|safety|safe(?:ty)? filter|approvals?|approv(?:e|al|ing)|operator|hooks?|limits?"
-    r"|evaluat(?:or|ion)|verdicts?|verification|checks?|filters?|guards?|collision|obstacles?"
-)
 
-DEFAULT_POISONING_RULES: tuple[TransientRule, ...] = (
-    TransientRule.of("switch_off_safety", rf"\b(?:{_SWITCH_OFF})\b[^.;]{{0,60}}?\b(?:{_SAFETY})\b"),
-    TransientRule.of(
-        "widen_limits",
-        r"\b(?:raise|increase|widen|extend|exceed|lift|remove)\b[^.;]{0,40}?"
-        r"\b(?:limits?|max(?:imum)? translation|speed cap|footprint|margin)\b",
-    ),
+class TextRule(Protocol):
+    """Anything with a ``name`` and ``matches(text)``: a ``TransientRule`` or a guard ``ClauseRule``."""
+
+    @property
+    def name(self) -> str: ...
+
+    def matches(self, text: str) -> bool: ...
+
+
+DEFAULT_POISONING_RULES: tuple[TextRule, ...] = (
+    *WEAKENING_RULES,
+    # Markup that could close or fake the <memory> block the model reads (escaped on
+    # rendering too; refusing it keeps MEMORY.md readable as plain text).
+    TransientRule.of("markup", r"<\s*/?\s*[a-z][\w:-]*(?:\s[^<>]*)?/?\s*>|<!--"),
     TransientRule.of(
         "override_instructions",
         r"\b(?:ignore|disregard|forget|override)\b[^.;]{0,40}?"
         r"\b(?:instructions?|system prompt|rules|guidelines|previous|prior)\b",
     ),
 )
+"""The weakening guard's rules (``harness_ros.memory.guard``), then markup and prompt override."""
 
 
-def first_match(rules: Iterable[TransientRule], text: str) -> TransientRule | None:
+def first_match(rules: Iterable[TextRule], text: str) -> TextRule | None:
     for rule in rules:
         if rule.matches(text):
             return rule

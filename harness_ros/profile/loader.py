@@ -18,7 +18,9 @@ Every problem is collected and reported at once, in canonical order.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
 
 __all__ = [
+    "check_views_named",
     "load_embodiment_profile",
     "load_embodiment_profile_document_from_config",
     "parse_embodiment_profile",
@@ -145,17 +148,42 @@ def _has_unclosed_fence(content: str) -> bool:
     return fence is not None
 
 
+_BULLET_NAME = re.compile(r"^`?([A-Za-z][A-Za-z0-9_-]*)`?\s*(?::|\u2014|\u2013|\s-\s|\()")
+"""A described bullet: "`front`: head RGB camera", "wrist - gripper camera", "front (head)"."""
+
+
+def _is_list_line(parts: list[str]) -> bool:
+    """A comma list of names: at least one part is a bare name and none reads like a sentence."""
+    names = [p for p in parts if _VIEW_NAME.fullmatch(p)]
+    return bool(names) and all(len(p.split()) <= 3 and not p.endswith(".") for p in parts)
+
+
 def _parse_views(content: str) -> tuple[tuple[str, ...], list[str]]:
-    """View names from a comma-, newline- or bullet-separated list; problems for bad entries."""
+    """View names where the item lists them; problems for bad list entries.
+
+    Three forms: a comma-, newline- or bullet-separated list of names ("front, wrist");
+    bullets that describe each view ("- `front`: head RGB camera, 640x480"); or prose
+    ("Head and chest."), from which no names are taken: the configured views are then
+    checked against the text instead (``check_views_named``).
+    """
     where = f"Perception Configuration / {MODEL_VISIBLE_VIEWS_ITEM}"
     views: list[str] = []
     problems: list[str] = []
     for raw_line in content.split("\n"):
-        line = _LIST_MARKER.sub("", raw_line.strip())
-        for part in line.split(","):
-            name = part.strip().strip("`").strip().lower()
-            if not name:
-                continue
+        stripped = raw_line.strip()
+        bulleted = bool(_LIST_MARKER.match(stripped))
+        line = _LIST_MARKER.sub("", stripped)
+        described = _BULLET_NAME.match(line) if bulleted else None
+        if described is not None:
+            candidates = [described.group(1).lower()]
+        else:
+            parts = [part.strip().strip("`").strip().lower() for part in line.split(",")]
+            parts = [part for part in parts if part]
+            single_name = bulleted and len(parts) == 1 and _VIEW_NAME.fullmatch(parts[0]) is not None
+            if not parts or not (_is_list_line(parts) or single_name):
+                continue  # prose
+            candidates = parts
+        for name in candidates:
             if not _VIEW_NAME.fullmatch(name):
                 problems.append(
                     f"invalid view name {name!r} in {where}: "
@@ -165,9 +193,43 @@ def _parse_views(content: str) -> tuple[tuple[str, ...], list[str]]:
                 problems.append(f"duplicate view {name!r} in {where}")
             else:
                 views.append(name)
-    if not views and not problems:
+    if not views and not problems and not re.search(r"[A-Za-z]", content):
         problems.append(f"no view names in {where}")
     return tuple(views), problems
+
+
+def _named(view: str, text: str) -> bool:
+    """Whether ``text`` names ``view`` as a word ('_', '-' and a space are interchangeable)."""
+    words = [re.escape(word) for word in re.split(r"[-_\s]+", view.strip()) if word]
+    if not words:
+        return False
+    pattern = r"(?<![A-Za-z0-9])" + r"[-_\s]*".join(words) + r"(?![A-Za-z0-9])"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+def check_views_named(profile: EmbodimentProfile, configured: Sequence[str]) -> EmbodimentProfile:
+    """A profile whose views item is prose (no names listed) must name every configured view.
+
+    Returns the profile with ``model_visible_views`` set to the configured views (the
+    node and ``harness-ros check`` read them from there); a profile that lists names is
+    returned unchanged (the list selects views; the node checks each has a topic).
+    ``ProfileParseError`` names every configured view the item does not mention.
+    """
+    if profile.model_visible_views or not configured:
+        return profile
+    text = profile.items[MODEL_VISIBLE_VIEWS_ITEM]
+    where = f"Perception Configuration / {MODEL_VISIBLE_VIEWS_ITEM}"
+    missing = [view for view in configured if not _named(view, text)]
+    if missing:
+        raise _error(
+            profile.path,
+            [
+                f"{where} does not name configured view {view!r} (observations.views.{view}): "
+                "describe every view the model sees, or list the view names"
+                for view in missing
+            ],
+        )
+    return dataclasses.replace(profile, model_visible_views=tuple(configured))
 
 
 def parse_embodiment_profile(text: str, path: Path) -> EmbodimentProfile:
@@ -246,4 +308,5 @@ def load_embodiment_profile_document_from_config(config: HarnessConfig) -> Embod
     """
     if config.embodiment_profile_file is None:
         return None
-    return load_embodiment_profile(config.embodiment_profile_file)
+    profile = load_embodiment_profile(config.embodiment_profile_file)
+    return check_views_named(profile, list(config.observations.views))

@@ -148,7 +148,9 @@ class RecordedProposalsConsolidator:
     ) -> MemoryConsolidation:
         decisions = self._decisions.get(str(task_notes.get("task_id")), [])
         memory = tuple(
-            DurableMemoryEntry(str(d.get("section") or ""), str(d.get("text") or ""), d.get("confidence"))
+            DurableMemoryEntry(
+                str(d.get("section") or ""), str(d.get("text") or ""), d.get("confidence"), d.get("source")
+            )
             for d in decisions
             if d.get("kind") == "memory"
         )

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import base64
 import json
+import math
+import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -81,10 +84,19 @@ def _pre(value: Any) -> str:
     return f"<pre>{_e(value if isinstance(value, str) else _json(value))}</pre>"
 
 
+_MAX_NUMBER = 1e15
+"""Larger magnitudes (and NaN, Infinity) in an events file are shown as unknown: no
+real duration, distance or age is that large, and formatting them must not crash."""
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return number if math.isfinite(number) and abs(number) <= _MAX_NUMBER else None
 
 
 def _metres(value: Any) -> str:
@@ -128,16 +140,39 @@ def _status_class(status: str) -> str:
 
 
 def _utc(timestamp: float | None) -> str:
-    if timestamp is None:
+    number = _number(timestamp)
+    if number is None:
         return "unknown"
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        return datetime.fromtimestamp(number, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, ValueError, OSError):  # beyond the platform's calendar
+        return "unknown"
+
+
+_MAX_IMAGE_BYTES = 16 * 1024 * 1024
 
 
 def _image_src(path: Path) -> str | None:
-    """A data: URI for a saved image, or None when the file cannot be read."""
+    """A data: URI for a saved image, or None when it is not a regular file or unreadable.
+
+    A symlink (or FIFO, device, folder) named like an image is refused: the page may be
+    shared, and must only ever carry the run's own images, not a file a link points at.
+    """
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_IMAGE_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(_MAX_IMAGE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > _MAX_IMAGE_BYTES:
         return None
     mime = "image/png" if data.startswith(b"\x89PNG") else "image/jpeg"
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
@@ -460,6 +495,13 @@ def _why_accepted(decision: dict[str, Any]) -> str:
     """FileMemory's acceptance rules in words (an accepted entry records only ``accepted``)."""
     tool = decision.get("tool") or "the tool"
     if decision.get("kind") == "memory":
+        if decision.get("section") in {"Preferences", "Conventions"}:
+            source = decision.get("source")
+            quoted = f" (source: \u201c{source}\u201d)" if source else ""
+            return (
+                "passed the confidence, transient and poisoning checks, and came from the operator's "
+                f"instruction or a revision{quoted}"
+            )
         return "passed the confidence, transient and poisoning checks"
     if decision.get("outcome") == "failure":
         return f"a failure of {tool} was followed by an evaluator-confirmed success of {tool}"
@@ -517,12 +559,26 @@ def _memory(record: RunRecord) -> str:
     return "".join(parts) + "</section>"
 
 
+def _memory_notices(events: Sequence[RunEvent]) -> str:
+    """What memory could not give the model in full at task start (memory_notice events)."""
+    items = "".join(
+        f"<li>{_badge(str(event.data.get('notice') or 'notice'), 'missing')} "
+        f"<span class='text'>{_e(event.data.get('message') or _json(event.data))}</span></li>"
+        for event in events
+    )
+    return f'<section id="memory-notices"><h2>Memory warnings at task start</h2><ul>{items}</ul></section>'
+
+
 def render_html(record: RunRecord) -> str:
     """The report page for ``record``."""
     title = f"Task {record.task_id}: {record.status}"
     body = [_header(record)]
-    if record.loose:
-        body.append(f"<section>{_other(record.loose)}</section>")
+    notices = [event for event in record.loose if event.type == "memory_notice"]
+    if notices:
+        body.append(_memory_notices(notices))
+    others = [event for event in record.loose if event.type != "memory_notice"]
+    if others:
+        body.append(f"<section>{_other(others)}</section>")
     body.extend(_turn(record.folder, turn) for turn in record.turns)
     if not record.turns:
         body.append('<section><p class="muted">The task ended before its first turn.</p></section>')

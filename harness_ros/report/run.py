@@ -10,6 +10,7 @@ carried along instead of breaking the report.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,7 +89,8 @@ class RunRecord:
     def duration_s(self) -> float | None:
         elapsed = self.done.get("elapsed_s") if self.done is not None else None
         if isinstance(elapsed, int | float) and not isinstance(elapsed, bool):
-            return float(elapsed)
+            number = _finite_time(elapsed)
+            return number if number or elapsed == 0 else None
         if self.first_time is not None and self.last_time is not None:
             return max(self.last_time - self.first_time, 0.0)
         return None
@@ -99,6 +101,17 @@ class RunRecord:
         if isinstance(turns, int) and not isinstance(turns, bool):
             return turns
         return len(self.turns)
+
+
+def _finite_time(value: Any) -> float:
+    """An event time, or 0.0 (unknown) for a non-number, NaN, Infinity or a huge integer."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    try:
+        number = float(value)
+    except OverflowError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0
 
 
 def _parse_line(line: str) -> RunEvent | None:
@@ -115,7 +128,7 @@ def _parse_line(line: str) -> RunEvent | None:
         type=raw["type"],
         task_id=str(raw.get("task_id") or ""),
         turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
-        time=float(when) if isinstance(when, int | float) and not isinstance(when, bool) else 0.0,
+        time=_finite_time(when),
         data=data if isinstance(data, dict) else {},
     )
 

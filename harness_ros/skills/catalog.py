@@ -39,6 +39,7 @@ from harness_ros.skills.contracts import (
 __all__ = ["SkillCatalog", "load_skill_file"]
 
 _NAME_CHARS = re.compile(r"[a-z0-9-]+")
+_COMMENT_OR_SPACE = re.compile(r"<!--.*?-->|\s+", re.DOTALL)
 
 
 def _check_name(value: str) -> str:
@@ -152,6 +153,9 @@ def load_skill_file(folder: Path) -> Skill:
         raise _invalid(skill_file, _frontmatter_problem(err)) from None
     if front.name != folder.name:
         raise _invalid(skill_file, f"name: must equal the folder name {folder.name!r}, got {front.name!r}")
+    if not _COMMENT_OR_SPACE.sub("", body):
+        # A skill with no instructions would load as nothing: a packaging mistake, caught here.
+        raise _invalid(skill_file, "the body after the frontmatter is empty; a skill needs instructions")
     extras = front.model_dump(by_alias=True, exclude={"name", "description"}, exclude_none=True)
     return Skill(
         name=front.name,

@@ -7,7 +7,8 @@ succeeds without repeating the body. ``reset()`` at task end unloads it.
 
 Every outcome is a tool-result envelope; nothing here raises for model input.
 
-Resource reads are confined to the loaded skill's folder. The path is normalised
+Resource reads are limited to the files catalogued at discovery (``Skill.resources``)
+and confined to the loaded skill's folder. The path is normalised
 lexically (``..`` may not leave the folder), then opened one component at a time
 relative to the folder with ``O_NOFOLLOW``, so a symlink anywhere on the path is
 refused even if it appears after discovery.
@@ -175,6 +176,14 @@ class SkillSession:
             return failure(
                 f"resource {shown!r} of skill {skill.name!r} is not UTF-8 text "
                 f"(invalid byte at offset {err.start})"
+            )
+        if shown not in skill.resources:
+            # Only files catalogued at discovery: one added (or renamed) later was never
+            # reviewed with the skill and is not served. Checked last so a symlink, FIFO or
+            # missing file keeps its precise reason; the content is never returned.
+            return failure(
+                f"{shown!r} is not a declared resource of skill {skill.name!r} (it was not there at "
+                f"discovery; declared resources: {declared})"
             )
         return success(skill=skill.name, path=shown, content=text)
 

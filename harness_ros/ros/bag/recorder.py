@@ -30,6 +30,7 @@ from std_msgs.msg import String
 
 from harness_ros.errors import BagError, ConfigError
 from harness_ros.events import HarnessEvent
+from harness_ros.retention import prune_recordings
 from harness_ros.ros.graph_check import expected_topics
 
 if TYPE_CHECKING:
@@ -255,6 +256,8 @@ def attach_recorder(node: Node, config: HarnessConfig) -> BagRecorder | None:
     if path.exists():
         stamp = node.get_clock().now().nanoseconds // 1_000_000
         path = path.with_name(f"{path.name}_{stamp}")
+    if record.keep:  # retention: the new recording plus the newest keep - 1 earlier ones
+        prune_recordings(record.path, record.keep - 1)
     return BagRecorder(
         node,
         path,

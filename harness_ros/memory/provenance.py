@@ -1,0 +1,121 @@
+"""Provenance of Preferences and Conventions: only the operator's own words count.
+
+A Preference or Convention changes how the robot behaves in every later task, so it
+must come from text the operator wrote for the task: the instruction (``goal``) or
+an instruction revision sent by the task's own client. Tool results, text the
+cameras read, skill files and the model's own reasoning are never a source.
+
+The consolidator is asked for ``source``: the operator's words the entry came from.
+The rule, on normalised text (lower case, words only, contractions expanded):
+
+1. with a ``source``, it must occur word for word in one operator text, else
+   ``provenance:source_not_operator_text``;
+2. at least half of the entry's content words (stop words removed, plural and
+   tense endings stripped) must appear in the source, or, without a source, in one
+   operator text; else ``provenance:entry_not_in_source`` (with a source) or
+   ``provenance:not_from_operator`` (without).
+
+So a consolidator cannot launder a tool result by quoting the instruction next to an
+unrelated entry, and a paraphrase of what the operator said still passes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from harness_ros.memory.guard import normalise
+
+__all__ = ["PROVENANCE_SECTIONS", "operator_texts", "provenance_rule"]
+
+PROVENANCE_SECTIONS = frozenset({"Preferences", "Conventions"})
+MIN_SHARED_FRACTION = 0.5
+
+_STOP_WORD_TEXT = (
+    "a an the and or of to in on at by for with from into onto as is are be been was were it its this "
+    "that these those i me my we our you your he she they them their please always should must will "
+    "would can could may might do does did so very just also when if before after then there here "
+    "which who what"
+)
+_STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
+
+
+def _words(text: str) -> list[str]:
+    return [word for word in normalise(text).split() if word not in {".", ","}]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _content(text: str) -> set[str]:
+    return {_stem(word) for word in _words(text) if word not in _STOP_WORDS}
+
+
+def _revision_text(item: Any) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Mapping):
+        for key in ("instruction", "text"):
+            value = item.get(key)
+            if isinstance(value, str):
+                return value
+        data = item.get("data")
+        if isinstance(data, Mapping):
+            return _revision_text(data)
+    return None
+
+
+def operator_texts(trajectory: Mapping[str, Any]) -> list[str]:
+    """What the operator wrote for this task: the goal/instruction and every revision.
+
+    Revisions are read from ``trajectory["revisions"]`` (strings or objects with
+    ``instruction``/``text``) and from events whose ``type``, ``kind`` or ``event`` is
+    ``revision``. Nothing else in the trajectory (tool results, verdicts) is operator text.
+    """
+    texts: list[str] = []
+    for key in ("goal", "instruction"):
+        value = trajectory.get(key)
+        if isinstance(value, str) and value.strip():
+            texts.append(value)
+    revisions = trajectory.get("revisions")
+    if isinstance(revisions, list):
+        texts.extend(text for text in map(_revision_text, revisions) if text)
+    events = trajectory.get("events")
+    if isinstance(events, list):
+        for event in events:
+            if not isinstance(event, Mapping):
+                continue
+            if "revision" in {event.get("type"), event.get("kind"), event.get("event")}:
+                text = _revision_text(event)
+                if text:
+                    texts.append(text)
+    return texts
+
+
+def _contains(haystack: str, needle: str) -> bool:
+    words = " ".join(_words(needle))
+    return bool(words) and f" {words} " in f" {' '.join(_words(haystack))} "
+
+
+def _supported(entry: str, support: str) -> bool:
+    wanted = _content(entry)
+    if not wanted:
+        return False
+    shared = wanted & _content(support)
+    return len(shared) >= math.ceil(MIN_SHARED_FRACTION * len(wanted))
+
+
+def provenance_rule(text: str, source: str | None, operator: list[str]) -> str | None:
+    """The provenance rule rejecting a Preference/Convention, or None when it passes."""
+    if source is not None and source.strip():
+        if not any(_contains(written, source) for written in operator):
+            return "provenance:source_not_operator_text"
+        return None if _supported(text, source) else "provenance:entry_not_in_source"
+    if any(_supported(text, written) for written in operator):
+        return None
+    return "provenance:not_from_operator"
