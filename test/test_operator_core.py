@@ -163,3 +163,42 @@ def test_one_task_over_the_budget_is_cut_not_dropped() -> None:
     session.record(summary)
     _, context = session.begin_task()
     assert "- task t:" in context and len(context) <= 300
+
+
+def test_an_operator_answer_is_operator_text_for_memory(tmp_path: Any) -> None:
+    """A preference stated in an answer to ask_operator may become a Preference; the same
+    words in a robot tool's result may not."""
+    from harness_ros.memory import DurableMemoryEntry, FileMemory, MemoryConsolidation
+
+    class Fixed:
+        def consolidate(self, task_notes: Any, *, allowed_tools: Any, existing: Any) -> MemoryConsolidation:
+            entry = DurableMemoryEntry(
+                "Preferences", "Use the red cup for coffee.", 0.9, "the red cup for coffee"
+            )
+            return MemoryConsolidation(memory_entries=(entry,))
+
+    def trajectory(tool: str, answered_by: str = "operator") -> dict[str, Any]:
+        result = {
+            "success": True,
+            "question": "Which cup?",
+            "answer": "Always the red cup for coffee, please.",
+        }
+        result["answered_by"] = answered_by
+        event = {"index": 1, "tool": tool, "arguments": {}, "result": result, "verdict": None}
+        return {
+            "task_id": "t",
+            "goal": "Bring me a coffee.",
+            "phase": "",
+            "status": "completed",
+            "events": [event],
+        }
+
+    def decisions(path: Any, traj: dict[str, Any]) -> list[tuple[bool, str]]:
+        memory = FileMemory(path, consolidator=Fixed())
+        return [
+            (d["accepted"], d["rule"])
+            for d in memory.consolidate_trajectory(traj, allowed_tools=[])["decisions"]
+        ]
+
+    assert decisions(tmp_path / "a", trajectory("ask_operator")) == [(True, "accepted")]
+    assert decisions(tmp_path / "b", trajectory("read_sign"))[0][0] is False

@@ -71,7 +71,8 @@ def _revision_text(item: Any) -> str | None:
 
 
 def operator_texts(trajectory: Mapping[str, Any]) -> list[str]:
-    """What the operator wrote for this task: the goal/instruction and every revision.
+    """What the operator wrote for this task: the goal/instruction, every revision and
+    every answer to an ``ask_operator`` question.
 
     Revisions are read from ``trajectory["revisions"]`` (strings or objects with
     ``instruction``/``text``) and from events whose ``type``, ``kind`` or ``event`` is
@@ -94,7 +95,27 @@ def operator_texts(trajectory: Mapping[str, Any]) -> list[str]:
                 text = _revision_text(event)
                 if text:
                     texts.append(text)
+            answer = _operator_answer(event)
+            if answer:
+                texts.append(answer)
     return texts
+
+
+def _operator_answer(event: Mapping[str, Any]) -> str | None:
+    """The operator's answer to an ``ask_operator`` question: the operator's own words.
+
+    Only the harness's own tool produces this result (a robot tool cannot take its name:
+    tool names are unique), and only a successful call carries an answer.
+    """
+    if event.get("tool") != "ask_operator":
+        return None
+    result = event.get("result")
+    if not isinstance(result, Mapping) or result.get("success") is not True:
+        return None
+    if result.get("answered_by") != "operator":
+        return None
+    answer = result.get("answer")
+    return answer if isinstance(answer, str) and answer.strip() else None
 
 
 def _contains(haystack: str, needle: str) -> bool:
