@@ -6,6 +6,7 @@ in its own process (its depth camera sees twice the angle of its front view).
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -70,9 +71,12 @@ def test_check_warns_about_a_profile_view_without_camera_info(tmp_path: Path) ->
     text = text.replace("../", f"{REPO_ROOT}/")
     config = tmp_path / "robot.yaml"
     config.write_text(text, encoding="utf-8")
+    # example.yaml sets no model (check would refuse): give it one, with a placeholder key.
+    env = {**os.environ, "HARNESS_MODEL": "openai/gpt-4o-mini", "OPENAI_API_KEY": "sk-not-a-real-key"}
     result = subprocess.run(
         [sys.executable, "-m", "harness_ros.cli", "check", "--config", str(config)],
         cwd=REPO_ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,

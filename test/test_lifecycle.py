@@ -21,6 +21,8 @@ import pytest
 from support.install_tree import make_install
 from support.spinning_node import spinning_node
 
+from harness_ros.testing.loopback_llm import LoopbackLLMServer
+
 REPO = Path(__file__).resolve().parents[1]
 HARNESS_ROS = str(Path(sys.executable).with_name("harness-ros"))
 NODE = "/harness"
@@ -114,6 +116,7 @@ def test_lifecycle_manager_drives_the_node_and_the_install_stays_untouched(
     ros_env: dict[str, str],
     ros_context: Any,
     node_process: Callable[..., subprocess.Popen[bytes]],
+    request: pytest.FixtureRequest,
 ) -> None:
     from lifecycle_msgs.msg import Transition
     from std_msgs.msg import String
@@ -123,8 +126,17 @@ def test_lifecycle_manager_drives_the_node_and_the_install_stays_untouched(
     share = make_install(tmp_path / "install")
     before = snapshot(tmp_path / "install")
     ros_home = tmp_path / "ros_home"
-    env = {**ros_env, "ROS_HOME": str(ros_home), "AMENT_PREFIX_PATH": str(tmp_path / "install")}
+    env = {
+        **ros_env,
+        "ROS_HOME": str(ros_home),
+        "AMENT_PREFIX_PATH": str(tmp_path / "install"),
+        "LOOPBACK_TOKEN": "not-a-real-key",
+    }
     state = ros_home / "harness_ros" / "harness"
+    # example.yaml sets no model: the loopback server answers with a final report.
+    llm = LoopbackLLMServer(lambda body: "I see the room; nothing to do.")
+    llm.__enter__()
+    request.addfinalizer(llm.close)
     node = node_process(
         [
             "--config",
@@ -134,6 +146,12 @@ def test_lifecycle_manager_drives_the_node_and_the_install_stays_untouched(
             "autostart:=false",
             "-p",
             "graph_check_timeout_s:=0.0",
+            "-p",
+            "model.model:=openai/loopback",
+            "-p",
+            f"model.api_base:={llm.url}",
+            "-p",
+            "model.api_key_env:=LOOPBACK_TOKEN",
         ],
         env,
     )
@@ -172,8 +190,15 @@ def test_lifecycle_manager_drives_the_node_and_the_install_stays_untouched(
         publisher = manager.create_publisher(String, f"{NODE}/instruction", 10)
         assert wait_until(lambda: publisher.get_subscription_count() == 1, 10.0)
         assert wait_until(lambda: manager.count_publishers(f"{NODE}/events") == 1, 10.0)
-        publisher.publish(String(data=json.dumps({"instruction": "report what you see", "task_id": "t1"})))
+        # Until the node answers for t1: the first message may race DDS matching.
+        for _ in range(5):
+            publisher.publish(
+                String(data=json.dumps({"instruction": "report what you see", "task_id": "t1"}))
+            )
+            if wait_until(lambda: any(e["task_id"] == "t1" for e in events), 3.0):
+                break
         assert done.wait(60.0), node_log(tmp_path)
+        assert [e["type"] for e in events if e["type"] == "task_rejected"] == [], events
         assert (state / "runs" / "t1" / "events.jsonl").is_file()
 
         assert lifecycle.transition(Transition.TRANSITION_DEACTIVATE)
