@@ -1,7 +1,13 @@
 """``harness-ros task "bring the cup"``: send one task to a running harness node and follow it.
 
-Exit 0 when the task completed; 1 when it failed, was aborted, cancelled or rejected,
-or when no harness node answered.
+Exit codes, by the task's outcome (the ``done`` event's ``outcome``; ``status`` alone
+would call a failed fetch "completed"):
+
+    0  succeeded   the model reported success and the evaluator confirmed the goal
+    4  failed      the model reported it could not, the evaluator refuted the goal, or
+                   the task failed, was aborted or cancelled
+    5  unverified  the task completed, but nothing could check its goal
+    1  no outcome  no harness node answered, the task was rejected, or it timed out here
 """
 
 from __future__ import annotations
@@ -15,6 +21,12 @@ import uuid
 from typing import Any
 
 from harness_ros.errors import HarnessError
+
+EXIT_SUCCEEDED = 0
+EXIT_NO_OUTCOME = 1
+EXIT_FAILED = 4
+EXIT_UNVERIFIED = 5
+_OUTCOME_EXIT = {"succeeded": EXIT_SUCCEEDED, "failed": EXIT_FAILED, "unverified": EXIT_UNVERIFIED}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +48,19 @@ def run(args: argparse.Namespace) -> int:
         printer=(lambda e: print(json.dumps(e), flush=True)) if args.json else print_event,
         ros_args=args.ros_args,
     )
-    return 0 if result.get("status") == "completed" else 1
+    return exit_code(result)
+
+
+def exit_code(done: dict[str, Any]) -> int:
+    """The exit status for a ``done`` event's data (see the module docstring)."""
+    outcome = done.get("outcome")
+    if outcome in _OUTCOME_EXIT:
+        return _OUTCOME_EXIT[outcome]
+    if done.get("status") in {"failed", "aborted", "cancelled"}:
+        return EXIT_FAILED  # a node without outcomes: a task that did not complete failed
+    if done.get("status") == "completed":
+        return EXIT_UNVERIFIED
+    return EXIT_NO_OUTCOME
 
 
 def print_event(event: dict[str, Any]) -> None:

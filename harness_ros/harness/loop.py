@@ -28,6 +28,7 @@ from harness_ros.model.contracts import ChatModel
 from harness_ros.observation.contracts import Clearance, ObservationSource
 from harness_ros.task_api import TASK_ID_PATTERN
 from harness_ros.tools import CancelToken, Tool, ToolRegistry, skill_tools
+from harness_ros.tools.finish_task import FinishTaskTool
 
 if TYPE_CHECKING:
     from harness_ros.memory import FileMemory
@@ -89,7 +90,8 @@ class Harness:
 
             self.skill_session = SkillSession(skills)
             extra = skill_tools(self.skill_session, skills)
-        self.registry = ToolRegistry([*tools, *extra])
+        # finish_task is a core tool: the model's structured way to end a task with a claim.
+        self.registry = ToolRegistry([*tools, *extra, FinishTaskTool()])
         config = evaluator_config if evaluator_config is not None else EvaluatorConfig()
         self.gate = (
             EvaluationGate(evaluator, max_segments=config.max_segments) if evaluator is not None else None
