@@ -51,6 +51,10 @@ def format_event(event: dict[str, Any]) -> str | None:
     if kind == "model_response":
         calls = data.get("tool_calls") or []
         if calls:
+            first = calls[0] if isinstance(calls[0], dict) else {}
+            arguments = first.get("arguments")
+            if first.get("name") == "finish_task" and isinstance(arguments, dict):
+                return f"{prefix}decide: finish_task, claiming {arguments.get('outcome')}"
             names = ", ".join(str(c.get("name")) for c in calls if isinstance(c, dict))
             return f"{prefix}decide: call {names}"
         return f"{prefix}decide: final report"

@@ -164,6 +164,9 @@ def test_refuted_claim_is_failed_but_still_consolidated_with_its_outcome_in_the_
     proposals = [r for r in memory.audit_records() if r.get("event") == "proposal"]
     assert [(r["task_outcome"], r["accepted"]) for r in proposals] == [("failed", True)]
     assert "done: FAILED, status completed" in (format_event(events[-1].to_dict()) or "")
+    lines = [format_event(e.to_dict()) for e in events]
+    assert "[turn 2] decide: finish_task, claiming succeeded" in lines
+    assert any(line and line.startswith("[turn 2] goal check by the evaluator: failure") for line in lines)
 
 
 @pytest.mark.parametrize(
