@@ -171,6 +171,31 @@ def test_an_executed_failure_later_confirmed_fixed_is_evidence(tmp_path: Path) -
     assert memory.ledger_entries("pick")["failure"] == [FAILURE_LESSON]
 
 
+def test_a_tool_that_refuses_before_acting_is_recorded_as_a_refusal(tmp_path: Path) -> None:
+    proposer = Proposer()
+    memory = FileMemory(tmp_path / "memory", consolidator=proposer)
+    attempts = {"n": 0}
+
+    @tool(description="Pick.", physical=True, evaluated=True, post_condition="the object is held")
+    def pick(target: str) -> dict[str, Any]:
+        attempts["n"] += 1
+        if attempts["n"] == 1:  # e.g. a ROS tool whose action server is not up yet
+            return {
+                "success": False,
+                "reason": "action server '/pick' not available",
+                "refusal": "server_unavailable",
+            }
+        return success(picked=target, run_id="run-2")
+
+    steps = [reply(call("pick", "c1", target="a")), reply(call("pick", "c2", target="a")), finish()]
+    harness = Harness(model=Model(steps), tools=[pick], memory=memory, evaluator=Evaluator())
+    events = list(harness.run("pick up a", task_id="t"))
+    results = [e.data for e in events if e.type is EventType.TOOL_RESULT]
+    assert [(r["refusal"], r["executed"]) for r in results] == [("server_unavailable", False), (None, True)]
+    assert proposer.seen[0]["events"][0]["refusal"] == "server_unavailable"
+    assert pick_decision(memory)["rule"] == "refusal_is_not_failure"
+
+
 def test_evidence_rule_on_recorded_trajectories() -> None:
     confirmed = {"tool": "pick", "result": {"success": True}, "verdict": {"status": "success"}}
     refused = {

@@ -4,7 +4,9 @@ Order: argument checks -> pre-execution hooks -> cancellation check -> execution
 (feedback streamed as events) -> run_id rule and evaluation -> compact result.
 Every refusal is a failure envelope the model can recover from, never an exception.
 A call refused before it ran carries ``refusal`` (its kind, ``REFUSAL_KINDS``): memory
-records it as a refusal, never as evidence that the tool failed on the robot.
+records it as a refusal, never as evidence that the tool failed on the robot. A tool
+that refuses on its own, before acting (arguments it cannot map onto a goal, a server
+that is not up), says so with ``failure(reason, refusal=<kind>)``.
 """
 
 from __future__ import annotations
@@ -163,7 +165,12 @@ class ToolCallRunner:
                     tool_reported=reported,
                 )
             content["verdict"] = verdict.to_dict()
-        return CallOutcome(content, arguments, executed=True, verdict=verdict, elapsed_s=elapsed)
+        refusal = result.get("refusal") if result.get("success") is False else None
+        if refusal not in REFUSAL_KINDS:
+            refusal = None
+        return CallOutcome(
+            content, arguments, executed=refusal is None, verdict=verdict, elapsed_s=elapsed, refusal=refusal
+        )
 
     def _evaluate(self, spec: ToolSpec, run_id: str) -> Verdict:
         assert self._gate is not None

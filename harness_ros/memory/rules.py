@@ -14,7 +14,7 @@ evaluator verdict counts as confirmation, never the tool's own report, and only 
 call that ran on the robot counts as a failure (an executed call whose result is
 ``success: false``, or an evaluator's failure verdict). A call refused before it ran
 (argument validation, a safety block, a denied approval, a missing server: the event
-carries ``refusal``, or its result ``blocked_by``) is a refusal, not a failure.
+carries ``refusal``, or its result ``blocked_by`` or ``refusal``) is a refusal, not a failure.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def is_refusal(event: Mapping[str, Any]) -> bool:
     if event.get("refusal"):
         return True
     result = event.get("result")
-    return isinstance(result, Mapping) and bool(result.get("blocked_by"))
+    return isinstance(result, Mapping) and bool(result.get("blocked_by") or result.get("refusal"))
 
 
 def refusals_of(events: Sequence[Mapping[str, Any]], tool: str | None = None) -> list[Mapping[str, Any]]:
