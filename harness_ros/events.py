@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["EventType", "HarnessEvent", "TaskStatus"]
+__all__ = ["EventType", "HarnessEvent", "Outcome", "TaskStatus", "outcome_for_status"]
 
 
 class EventType(str, Enum):
@@ -42,6 +42,26 @@ class TaskStatus(str, Enum):
     FAILED = "failed"
     ABORTED = "aborted"
     CANCELLED = "cancelled"
+
+
+class Outcome(str, Enum):
+    """What the task achieved, next to how it ended (``TaskStatus``): a ``completed`` task is
+    not a successful one until its outcome says so.
+
+    ``succeeded``: the model reported success and an evaluator confirmed the goal;
+    ``failed``: the model reported it could not, an evaluator refuted the goal, or the task
+    did not complete (failed, aborted, cancelled); ``unverified``: a completed task whose
+    success nothing could check (or that made no claim).
+    """
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    UNVERIFIED = "unverified"
+
+
+def outcome_for_status(status: TaskStatus) -> Outcome | None:
+    """The outcome a non-completed status implies (``failed``); None for ``completed``."""
+    return None if status is TaskStatus.COMPLETED else Outcome.FAILED
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,10 @@ def format_event(event: dict[str, Any]) -> str | None:
     if kind == "model_response":
         calls = data.get("tool_calls") or []
         if calls:
+            first = calls[0] if isinstance(calls[0], dict) else {}
+            arguments = first.get("arguments")
+            if first.get("name") == "finish_task" and isinstance(arguments, dict):
+                return f"{prefix}decide: finish_task, claiming {arguments.get('outcome')}"
             names = ", ".join(str(c.get("name")) for c in calls if isinstance(c, dict))
             return f"{prefix}decide: call {names}"
         return f"{prefix}decide: final report"
@@ -85,6 +89,8 @@ def format_event(event: dict[str, Any]) -> str | None:
     if kind == "verdict":
         verdict = data.get("verdict", data)
         reason = verdict.get("failure_reason") or verdict.get("evidence") or ""
+        if data.get("scope") == "task":
+            return f"{prefix}goal check by the evaluator: {verdict.get('status')} {_short(reason, 120)}"
         return f"{prefix}  evaluator: {verdict.get('status')} {_short(reason, 120)}"
     if kind == "memory_consolidation":
         if data.get("skipped"):
@@ -102,5 +108,21 @@ def format_event(event: dict[str, Any]) -> str | None:
     if kind == "done":
         reason = data.get("reason")
         tail = f" ({reason})" if reason else ""
-        return f"done: {data.get('status')}{tail}"
+        outcome = data.get("outcome")
+        # The outcome leads: "completed" alone would read as success for a failed fetch.
+        head = (
+            f"done: {str(outcome).upper()}, status {data.get('status')}"
+            if outcome
+            else f"done: {data.get('status')}"
+        )
+        claim = data.get("claim")
+        basis = ""
+        if outcome:
+            said = f"model claimed {claim}" if claim else "no claim by the model"
+            verdict = data.get("goal_verdict")
+            judged = (
+                f"evaluator: {verdict.get('status')}" if isinstance(verdict, dict) else "goal not checked"
+            )
+            basis = f" [{said}; {judged}]" if data.get("status") == "completed" else ""
+        return f"{head}{basis}{tail}"
     return None

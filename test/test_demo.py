@@ -87,6 +87,12 @@ def test_scripted_demo_end_to_end(tmp_path: Path, ros_env: dict[str, str]) -> No
 
     first, second = _runs(workdir)
     assert [_done(first)["status"], _done(second)["status"]] == ["completed", "completed"]
+    # The sim evaluator checked each goal (the object on the target surface) after finish_task.
+    assert [_done(first)["outcome"], _done(second)["outcome"]] == ["succeeded", "succeeded"]
+    assert (
+        result.stdout.count("outcome: SUCCEEDED (the model claimed succeeded; the evaluator's goal check")
+        == 2
+    )
     assert POLICY_LABEL in _done(first)["report"]
     _check_first_task(first)
     _check_memory(workdir, first["events"][0]["task_id"])

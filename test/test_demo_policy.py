@@ -87,8 +87,8 @@ def test_out_of_reach_pick_is_recovered_by_approaching_the_object() -> None:
     # Out of reach again although it already stands at the object: stop and say so.
     steps.append(Step("pick_object", {"object_id": "red_cup"}, _fail(OUT_OF_REACH)))
     final = decide(FETCH, steps, _tools())
-    assert final.tool is None
-    assert "could not pick red_cup" in final.text
+    assert (final.tool, final.outcome) == ("finish_task", "failed")
+    assert "could not pick red_cup" in final.report
 
 
 def test_experience_in_the_tool_definition_makes_it_approach_the_object_first() -> None:
@@ -110,7 +110,8 @@ def test_slips_are_retried_a_bounded_number_of_times() -> None:
     steps += [Step("pick_object", {}, slip)]
     assert decide(instruction, steps, _tools()).tool == "pick_object"
     steps += [Step("pick_object", {}, slip)]
-    assert decide(instruction, steps, _tools()).tool is None
+    final = decide(instruction, steps, _tools())
+    assert (final.tool, final.outcome) == ("finish_task", "failed")
 
 
 def test_full_fetch_ends_with_an_honest_final_report() -> None:
@@ -126,11 +127,13 @@ def test_full_fetch_ends_with_an_honest_final_report() -> None:
     )
     steps.append(Step("place_object", {"surface_id": "coffee_table"}, {"success": True, "run_id": "p"}))
     report = decide(FETCH, steps, _tools())
-    assert report.tool is None
-    assert POLICY_LABEL in report.text
+    # The policy ends with finish_task: it claims success; the harness checks the goal.
+    assert (report.tool, report.outcome) == ("finish_task", "succeeded")
+    assert report.arguments["summary"] == report.report
+    assert POLICY_LABEL in report.report
     # No verdict on the place: the report must not claim it was confirmed.
-    assert "not evaluated" in report.text
-    assert "(the evaluator confirmed it)" not in report.text
+    assert "not evaluated" in report.report
+    assert "(the evaluator confirmed it)" not in report.report
 
 
 def test_conversation_is_read_from_openai_messages() -> None:

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from harness_ros.commands.task import EXIT_FAILED
+
 pytest.importorskip("rclpy")
 
 from support.fault_llm import FaultyModelServer
@@ -143,7 +145,7 @@ def test_model_faults_fail_tasks_cleanly_node_survives_and_consolidation_is_retr
         env=ros_env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     server.up()
-    assert task.returncode == 1, task.stderr
+    assert task.returncode == EXIT_FAILED, task.stderr
     events = [json.loads(line) for line in task.stdout.splitlines() if line.startswith("{")]
     done = events[-1]["data"]
     assert done["status"] == "failed"

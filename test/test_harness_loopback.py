@@ -59,7 +59,7 @@ def test_task_through_litellm_loopback_then_replay(tmp_path: Path) -> None:
     # assistant tool call answered by one tool message carrying the envelope.
     first, second = requests
     assert first["messages"][0]["content"].splitlines()[0] == "# harness_ros: decide"
-    assert [t["function"]["name"] for t in first["tools"]] == ["look"]
+    assert [t["function"]["name"] for t in first["tools"]] == ["look", "finish_task"]
     assert first["messages"][0] == second["messages"][0]
     tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
     assert json.loads(tool_messages[0]["content"]) == {"success": True, "seen": "a red cup on the table"}

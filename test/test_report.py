@@ -212,7 +212,7 @@ def images_in(page: str) -> list[str]:
 # ---------------------------------------------------------------------- the page
 def test_header_shows_instruction_status_model_and_turns(run_dir: Path) -> None:
     page = render_report(run_dir)
-    assert "<title>Task fetch-1: completed</title>" in page
+    assert "<title>Task fetch-1: unverified (completed)</title>" in page
     assert (
         "Bring the red cup &lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt; &amp; tell me"
         in page

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from harness_ros.commands.task import EXIT_UNVERIFIED
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -172,15 +173,18 @@ def test_task_api_end_to_end_through_loopback_model(
             check=False,
         )
         node_log = (tmp_path / "node.log").read_text(errors="replace")
-        assert task.returncode == 0, f"task output:\n{task.stdout}\n{task.stderr}\nnode log:\n{node_log}"
-        assert "done: completed" in task.stdout
+        # Completed with a plain report and no goal check: unverified, not success (exit 5).
+        assert task.returncode == EXIT_UNVERIFIED, (
+            f"task output:\n{task.stdout}\n{task.stderr}\nnode log:\n{node_log}"
+        )
+        assert "done: UNVERIFIED, status completed" in task.stdout
         assert "tool fibonacci" in task.stdout
 
         decisions = [body for body in server.requests if purpose(body) == "decide"]
         assert len(decisions) == 2
         first, last = decisions
         names = [tool["function"]["name"] for tool in first["tools"]]
-        assert names == ["fibonacci", "ask_operator", "notify_operator"]
+        assert names == ["fibonacci", "ask_operator", "notify_operator", "finish_task"]
         # By the second decision every camera has delivered (the first may label a view
         # "missing" if its first frame had not arrived yet: that is the honest behaviour).
         images = [

@@ -193,7 +193,8 @@ def test_missing_servers_fail_within_their_wait(node: Any) -> None:
     ):
         started = time.monotonic()
         result = tool.execute({}, cancel=CancelToken())
-        assert result == {"success": False, "reason": expected}
+        # Refused before acting: memory records a refusal, never a failure of the tool.
+        assert result == {"success": False, "reason": expected, "refusal": "server_unavailable"}
         assert 0.5 <= time.monotonic() - started < 1.5
 
 
@@ -208,6 +209,7 @@ def test_base_motion_does_not_wait_for_its_server(node: Any) -> None:
     assert time.monotonic() - started < 0.5
     assert result["success"] is False
     assert "base motion does not wait for its server" in result["reason"]
+    assert result["refusal"] == "server_unavailable"
 
 
 def test_invalid_arguments_fail_before_any_server_is_needed(node: Any) -> None:
@@ -217,6 +219,7 @@ def test_invalid_arguments_fail_before_any_server_is_needed(node: Any) -> None:
     result = tool.execute({"order": "five"}, cancel=CancelToken())
     assert result["success"] is False
     assert "field 'order': expected an integer (int32), got str 'five'" in result["reason"]
+    assert result["refusal"] == "invalid_arguments"
     result = tool.execute({"ordr": 3}, cancel=CancelToken())
     assert "unknown field 'ordr'" in result["reason"]
 

@@ -1,8 +1,15 @@
 """``harness-ros task "bring the cup"``: send one task to a running harness node and follow it.
 
-Exit 0 when the task completed; 1 when it failed, was aborted or cancelled, or when no
-harness node answered; 3 (``EXIT_REJECTED``) when the node refused to start it (no model
-configured, another task running): nothing ran on the robot.
+Exit codes, by the task's outcome (the ``done`` event's ``outcome``; ``status`` alone
+would call a failed fetch "completed"):
+
+    0  succeeded   the model reported success and the evaluator confirmed the goal
+    4  failed      the model reported it could not, the evaluator refuted the goal, or
+                   the task failed, was aborted or cancelled
+    5  unverified  the task completed, but nothing could check its goal
+    1  no outcome  no harness node answered, or the task timed out here
+    3  rejected    the node refused to start it (no model configured, another task
+                   running): nothing ran on the robot
 """
 
 from __future__ import annotations
@@ -21,8 +28,13 @@ _SEND_ATTEMPTS = 5
 _ANSWER_WAIT_S = 3.0
 """How long to wait for the node to start (or reject) our task before sending it again."""
 
+EXIT_SUCCEEDED = 0
+EXIT_NO_OUTCOME = 1
 EXIT_REJECTED = 3
-"""Exit status when the node refused the task (2 is argparse's usage error)."""
+"""The node refused the task (2 is argparse's usage error)."""
+EXIT_FAILED = 4
+EXIT_UNVERIFIED = 5
+_OUTCOME_EXIT = {"succeeded": EXIT_SUCCEEDED, "failed": EXIT_FAILED, "unverified": EXIT_UNVERIFIED}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,10 +62,21 @@ def run(args: argparse.Namespace) -> int:
         ros_args=args.ros_args,
         new_session=args.new_session,
     )
-    status = result.get("status")
-    if status == "rejected":
+    return exit_code(result)
+
+
+def exit_code(done: dict[str, Any]) -> int:
+    """The exit status for a ``done`` event's data (see the module docstring)."""
+    if done.get("status") == "rejected":
         return EXIT_REJECTED
-    return 0 if status == "completed" else 1
+    outcome = done.get("outcome")
+    if outcome in _OUTCOME_EXIT:
+        return _OUTCOME_EXIT[outcome]
+    if done.get("status") in {"failed", "aborted", "cancelled"}:
+        return EXIT_FAILED  # a node without outcomes: a task that did not complete failed
+    if done.get("status") == "completed":
+        return EXIT_UNVERIFIED
+    return EXIT_NO_OUTCOME
 
 
 def print_event(event: dict[str, Any]) -> None:

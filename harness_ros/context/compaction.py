@@ -4,6 +4,12 @@ Kept verbatim: the instruction and its revisions, the latest Task Notes snapshot
 and the last few exchanges (an assistant message with its tool results is never
 split). Resident and Refreshed context are not part of the history and so are
 never summarised. A failed summary leaves the history exactly as it was.
+
+Each message reaches the summariser capped at ``_PER_MESSAGE_CHARS``. A tool result is
+rewritten first so its outcome survives the cap: ``success``, ``reason``, ``run_id``,
+``blocked_by`` and the verdict (status, failure reason, evidence) lead, each bounded,
+and only the remaining fields (detections, feedback, ...), as one ``details`` string,
+are cut.
 """
 
 from __future__ import annotations
@@ -63,8 +69,47 @@ def estimate_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]]
     return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS + MESSAGE_OVERHEAD_TOKENS * len(messages)
 
 
+_OUTCOME_KEYS = ("success", "reason", "run_id", "blocked_by", "refusal")
+_OUTCOME_VALUE_CHARS = 300
+_VERDICT_KEYS = ("status", "failure_reason", "evidence")
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > _OUTCOME_VALUE_CHARS:
+        return value[:_OUTCOME_VALUE_CHARS] + "...[cut]"
+    if isinstance(value, dict | list):
+        return _bounded(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    return value
+
+
+def _tool_result_text(content: str) -> str:
+    """A tool result with its outcome fields first (bounded), then the rest, cut to fit."""
+    try:
+        result = json.loads(content)
+    except (ValueError, RecursionError):
+        result = None
+    if not isinstance(result, dict):
+        return content
+    head: dict[str, Any] = {key: _bounded(result[key]) for key in _OUTCOME_KEYS if key in result}
+    verdict = result.get("verdict")
+    if isinstance(verdict, dict):
+        head["verdict"] = {key: _bounded(verdict.get(key)) for key in _VERDICT_KEYS if key in verdict}
+    elif "verdict" in result:
+        head["verdict"] = _bounded(verdict)
+    rest = {key: value for key, value in result.items() if key not in head}
+    if rest:
+        # Still one JSON object (outcome keys first, in this order); the rest as one string.
+        room = max(_PER_MESSAGE_CHARS - len(json.dumps(head, ensure_ascii=False)) - 20, 0)
+        details = json.dumps(rest, ensure_ascii=False, sort_keys=True)
+        head["details"] = details if len(details) <= room else details[:room] + " ...[cut]"
+    return json.dumps(head, ensure_ascii=False)
+
+
 def _message_text(message: Message) -> str:
     content = message.get("content")
+    if message.get("role") == "tool" and isinstance(content, str):
+        # Never cut again: the outcome fields lead and the details were already fitted.
+        return _tool_result_text(content).strip()
     if isinstance(content, list):
         content = " ".join(str(part.get("text", "[image]")) for part in content)
     text = str(content or "")

@@ -10,7 +10,9 @@ ground truth. Order of work for "fetch OBJECT from SOURCE and put it on TARGET":
 2. pick_object OBJECT; on "out of reach" navigate_to OBJECT and pick again; on a slip
    (or a pick the evaluator did not confirm) pick once more;
 3. navigate_to TARGET, place_object TARGET;
-4. a final report (no tool call) that states only what results and verdicts showed.
+4. ``finish_task`` with the final report as its summary, stating only what results and
+   verdicts showed; outcome ``succeeded`` only after a place the tool reported done
+   (the harness then checks the goal itself), else ``failed``.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from typing import Any
 
 from harness_ros.context.history import REVISION_HEADER, TASK_HEADER
 from harness_ros.demo.scenarios import Vocabulary, parse_fetch_goal
+from harness_ros.tools.finish_task import FINISH_TASK
 from harness_ros.tools.registry import EXPERIENCE_HEADING
 
 __all__ = [
+    "FINISH",
     "NAVIGATE",
     "PICK",
     "PLACE",
@@ -43,6 +47,7 @@ POLICY_LABEL = "scripted demo policy, not a language model"
 NAVIGATE = "navigate_to"
 PICK = "pick_object"
 PLACE = "place_object"
+FINISH = FINISH_TASK
 
 MAX_STEPS = 14
 """Tool calls after which the policy stops and reports (a bound, like max_turns)."""
@@ -84,11 +89,26 @@ class Step:
 
 @dataclass(frozen=True)
 class Decision:
-    """A tool call (``tool`` set) or the final report (``tool`` None); ``text`` says why."""
+    """A tool call; ``text`` says why. The last one is ``finish_task`` with the report as its
+    summary (``report`` and ``outcome`` read it back); ``tool`` None is a plain reply."""
 
     text: str
     tool: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def final(self) -> bool:
+        return self.tool in (None, FINISH)
+
+    @property
+    def outcome(self) -> str | None:
+        """The claim of a ``finish_task`` decision."""
+        return str(self.arguments.get("outcome")) if self.tool == FINISH else None
+
+    @property
+    def report(self) -> str:
+        """The final report: the summary of ``finish_task``, or the text of a plain reply."""
+        return str(self.arguments.get("summary") or self.text) if self.tool == FINISH else self.text
 
 
 # ---------------------------------------------------------------------- reading the request
@@ -200,7 +220,8 @@ def _outcome(step: Step) -> str:
     return f"failed: {step.reason}"
 
 
-def _report(steps: Sequence[Step], headline: str) -> Decision:
+def _report(steps: Sequence[Step], headline: str, *, succeeded: bool = False) -> Decision:
+    """finish_task with the report; ``succeeded`` only where the results show the goal done."""
     lines = [f"Final report ({POLICY_LABEL}): {headline}"]
     if steps:
         lines.append("Steps:")
@@ -208,7 +229,9 @@ def _report(steps: Sequence[Step], headline: str) -> Decision:
     recovered = [s for i, s in enumerate(steps) if not s.ok and any(t.ok for t in steps[i + 1 :])]
     if recovered:
         lines.append(f"Recovered from {len(recovered)} failure(s) and carried on.")
-    return Decision("\n".join(lines))
+    report = "\n".join(lines)
+    outcome = "succeeded" if succeeded else "failed"
+    return Decision(report, FINISH, {"outcome": outcome, "summary": report})
 
 
 def decide(
@@ -241,7 +264,7 @@ def decide(
     last = steps[-1]
     if _holding(steps, obj):
         if goal.target is None:
-            return _report(steps, f"I am holding {obj}; no destination was given.")
+            return _report(steps, f"I am holding {obj}; no destination was given.", succeeded=True)
         if last.tool == PICK:
             return _call(NAVIGATE, {"target": goal.target}, f"Holding {obj}: taking it to {goal.target}.")
         if last.tool == NAVIGATE and last.ok and last.target == goal.target:
@@ -256,7 +279,7 @@ def decide(
         headline = f"{obj} is on {where}" + (
             " (the evaluator confirmed it)." if confirmed else " (reported by the tool; not evaluated)."
         )
-        return _report(steps, headline)
+        return _report(steps, headline, succeeded=True)
     if last.tool == NAVIGATE:
         if last.ok:
             return _call(PICK, {"object_id": obj}, f"Arrived at {last.target}: picking {obj}.")

@@ -4,8 +4,10 @@ The sim and the harness node run as separate processes on a private ROS domain
 (localhost only), with their output in log files under the workdir. The demo sends
 the tasks through the node's task API, prints live progress, then shows what memory
 learned (every proposed entry with the rule that decided it, from ``audit.jsonl``)
-and where the run logs, reports and the recording are. Exit 0 only when every task
-completed and the evaluator confirmed its goal.
+and where the run logs, reports and the recording are. Each task's outcome (succeeded,
+failed, unverified: the harness's account after its goal check) is printed next to the
+demo's own check of the trajectory. Exit 0 only when every task completed, the evaluator
+confirmed its goal and no outcome is ``failed``.
 """
 
 from __future__ import annotations
@@ -94,10 +96,12 @@ class TaskOutcome:
     verification: str = ""
     report: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)
+    outcome: str = "none"
+    """The done event's outcome (succeeded, failed, unverified), or none."""
 
     @property
     def ok(self) -> bool:
-        return self.status == "completed" and self.verified
+        return self.status == "completed" and self.verified and self.outcome != "failed"
 
 
 # ---------------------------------------------------------------------- processes
@@ -341,6 +345,7 @@ class DemoRunner:
             new_session=True,
         )
         outcome = TaskOutcome(task, str(done.get("status") or "unknown"), events=events)
+        outcome.outcome = str(done.get("outcome") or "none")
         outcome.report = str(done.get("report") or "")
         if events:
             outcome.task_id = str(events[0].get("task_id") or "")
@@ -355,6 +360,7 @@ class DemoRunner:
             for line in outcome.report.splitlines():
                 self.out(f"    | {line}")
         mark = "verified" if outcome.verified else "NOT verified"
+        self.out(f"  outcome: {outcome.outcome.upper()} ({_outcome_basis(done)})")
         self.out(f"  status: {outcome.status}; goal {mark}: {outcome.verification}")
         return outcome
 
@@ -474,10 +480,15 @@ class DemoRunner:
         ok = len(outcomes) == self.options.tasks and all(o.ok for o in outcomes)
         self.out("")
         label = f" (decisions by the {POLICY_LABEL})" if self.scripted else ""
+        tally = ", ".join(f"task {n} {o.outcome}" for n, o in enumerate(outcomes, start=1))
         if ok:
-            self.out(f"demo: all {len(outcomes)} task(s) completed and verified{label}")
+            self.out(f"demo: all {len(outcomes)} task(s) completed and verified ({tally}){label}")
         else:
-            failed = [f"task {n}: {o.status}" for n, o in enumerate(outcomes, start=1) if not o.ok]
+            failed = [
+                f"task {n}: {o.status}, outcome {o.outcome}"
+                for n, o in enumerate(outcomes, start=1)
+                if not o.ok
+            ]
             self.out(f"demo: FAILED ({'; '.join(failed) or 'no task ran'}){label}")
         return 0 if ok else 1
 
@@ -510,6 +521,16 @@ def _verify(run_dir: Path | None, task: DemoTask) -> tuple[bool, str]:
     if places:
         return False, f"no place on {task.target} was confirmed by the evaluator"
     return False, f"nothing was placed on {task.target}"
+
+
+def _outcome_basis(done: Mapping[str, Any]) -> str:
+    claim = done.get("claim")
+    said = f"the model claimed {claim}" if claim else "the model made no claim"
+    verdict = done.get("goal_verdict")
+    if not isinstance(verdict, Mapping):
+        return f"{said}; no evaluator judged the goal"
+    why = verdict.get("failure_reason") or verdict.get("evidence") or ""
+    return f"{said}; the evaluator's goal check: {verdict.get('status')}" + (f", {why}" if why else "")
 
 
 def _describe_proposal(record: Mapping[str, Any]) -> str:

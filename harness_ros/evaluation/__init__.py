@@ -3,7 +3,13 @@ whether the post-condition holds; verdicts are validated fail-closed."""
 
 from __future__ import annotations
 
-from harness_ros.evaluation.contracts import EvaluatorProtocol, Verdict, VerdictStatus, parse_verdict
+from harness_ros.evaluation.contracts import (
+    EvaluatorProtocol,
+    TaskEvaluatorProtocol,
+    Verdict,
+    VerdictStatus,
+    parse_verdict,
+)
 from harness_ros.evaluation.gate import EvaluationGate
 from harness_ros.evaluation.model_evaluator import (
     EVALUATE_SYSTEM_PROMPT,
@@ -17,6 +23,7 @@ __all__ = [
     "EvaluationGate",
     "EvaluatorProtocol",
     "ModelEvaluator",
+    "TaskEvaluatorProtocol",
     "Verdict",
     "VerdictStatus",
     "build_evaluation_messages",

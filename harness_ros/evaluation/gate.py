@@ -2,13 +2,16 @@
 
 It applies the rules no evaluator may relax: a ``run_id`` is required, ``process``
 is accepted only for segment tools and only ``max_segments`` times in a row per
-``run_id``, and anything malformed or raised becomes a ``failure`` verdict.
+``run_id``, and anything malformed or raised becomes a ``failure`` verdict. At a task's
+end it also asks an evaluator that can judge whole goals (``evaluate_task``) whether
+the goal holds, under the same rules (``process`` is never a task verdict).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 
 from harness_ros.evaluation.contracts import EvaluatorProtocol, Verdict, VerdictStatus, parse_verdict
 from harness_ros.observation.contracts import Observation
@@ -54,6 +57,29 @@ class EvaluationGate:
         payload = raw.to_dict() if isinstance(raw, Verdict) else raw
         verdict = parse_verdict(payload, run_id=run_id, allow_process=spec.segment)
         return self._settle(verdict)
+
+    @property
+    def judges_tasks(self) -> bool:
+        """Whether the evaluator can be asked about a whole task's goal."""
+        return callable(getattr(self._evaluator, "evaluate_task", None))
+
+    def judge_task(
+        self, goal: str, revisions: Sequence[str], run_id: str, observation: Observation
+    ) -> Verdict | None:
+        """The goal's verdict, or None when the evaluator cannot judge it (no task check,
+        or it says so). Anything malformed or raised is a failure verdict (fail closed)."""
+        evaluate_task = getattr(self._evaluator, "evaluate_task", None)
+        if not callable(evaluate_task):
+            return None
+        try:
+            raw = evaluate_task(goal=goal, revisions=tuple(revisions), run_id=run_id, observation=observation)
+        except Exception as err:  # an evaluator fault is a failed check, not a crash
+            logger.exception("evaluator raised judging the goal of task %r", run_id)
+            return Verdict(VerdictStatus.FAILURE, run_id, f"evaluator raised {type(err).__name__}")
+        if raw is None:
+            return None
+        payload = raw.to_dict() if isinstance(raw, Verdict) else raw
+        return parse_verdict(payload, run_id=run_id, allow_process=False)
 
     def reset(self, run_id: str | None = None) -> None:
         """Forget segment counts (of one run, or all at task end)."""

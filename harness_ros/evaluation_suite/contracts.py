@@ -165,6 +165,9 @@ class EpisodeMetrics:
     decision_tokens: TokenCount
     """Summed ``usage`` of the ``model_response`` events (the decisions)."""
     task_elapsed_s: float
+    outcome: str = "none"
+    """The ``done`` event's outcome (succeeded, failed, unverified: the harness's account
+    after its goal check), or ``none`` without one."""
 
     @property
     def failed_total(self) -> int:
@@ -173,6 +176,7 @@ class EpisodeMetrics:
     def to_dict(self) -> dict[str, Any]:
         return {
             "status": self.status,
+            "outcome": self.outcome,
             "turns": self.turns,
             "tool_calls": dict(sorted(self.tool_calls.items())),
             "failed_calls": dict(sorted(self.failed_calls.items())),
@@ -244,6 +248,11 @@ class ArmSummary:
     wall_s: float
     pick_failures: tuple[int, ...]
     """Failed pick_object calls per episode, in episode order (the plot's series)."""
+    outcomes: Mapping[str, int] = field(default_factory=dict)
+    """Episodes per reported outcome (succeeded, failed, unverified, none)."""
+    outcome_wrong: int = 0
+    """Episodes whose reported outcome the ground truth contradicts (succeeded but not met,
+    or failed but met); unverified is never wrong, only unconfirmed."""
 
     @property
     def failures(self) -> int:
@@ -268,6 +277,8 @@ class ArmSummary:
             "failures": self.failures,
             "success_rate": round(self.success_rate, 4),
             "completed_by_report": self.completed,
+            "outcomes": {k: self.outcomes.get(k, 0) for k in ("succeeded", "failed", "unverified", "none")},
+            "outcome_contradicted_by_ground_truth": self.outcome_wrong,
             "failed_calls": dict(sorted(self.failed_calls.items())),
             "failed_total": self.failed_total,
             "turns": self.turns,

@@ -7,6 +7,9 @@ Definitions (the same for both arms, and what the tests recount):
   malformed call, a refused second call in one turn);
 - turns are the ``turn`` events;
 - decision tokens are the summed ``usage`` of the ``model_response`` events;
+- the outcome is the ``done`` event's ``outcome`` (succeeded, failed, unverified), counted
+  next to the ground truth: it is contradicted when it says succeeded and the goal is
+  not met, or failed and it is;
 - support tokens are the other model calls (consolidate, summarize, evaluate,
   compact) from the node's ``model.record_file`` lines, by purpose.
 """
@@ -26,6 +29,7 @@ __all__ = [
     "PICK_TOOL",
     "episode_metrics",
     "is_failed_result",
+    "outcome_contradicted",
     "read_jsonl",
     "summarize_arm",
     "support_tokens",
@@ -84,6 +88,7 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
     turns = 0
     tokens = TokenCount()
     status = "no done event"
+    outcome = "none"
     elapsed = 0.0
     for event in events:
         kind = event.get("type")
@@ -99,6 +104,7 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
                 failed[tool] += 1
         elif kind == "done":
             status = str(data.get("status") or "unknown")
+            outcome = str(data.get("outcome") or "none")
             elapsed = float(data.get("elapsed_s") or 0.0)
     return EpisodeMetrics(
         status=status,
@@ -107,6 +113,7 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
         failed_calls=dict(failed),
         decision_tokens=tokens,
         task_elapsed_s=elapsed,
+        outcome=outcome,
     )
 
 
@@ -142,4 +149,12 @@ def summarize_arm(arm: Arm, results: Sequence[EpisodeResult]) -> ArmSummary:
         memory_tokens=memory,
         wall_s=sum(r.wall_s for r in mine),
         pick_failures=tuple(r.metrics.failed_calls.get(PICK_TOOL, 0) for r in mine),
+        outcomes=dict(Counter(r.metrics.outcome for r in mine)),
+        outcome_wrong=sum(outcome_contradicted(r) for r in mine),
     )
+
+
+def outcome_contradicted(result: EpisodeResult) -> bool:
+    """Whether the ground truth contradicts the harness's outcome for this episode."""
+    outcome = result.metrics.outcome
+    return (outcome == "succeeded" and not result.success) or (outcome == "failed" and result.success)

@@ -54,6 +54,7 @@ SCRIPTED_DISCLAIMER = (
     "evaluation machinery works; they do not measure learning."
 )
 _ARMS = (Arm.MEMORY_ON, Arm.MEMORY_OFF)
+_OUTCOMES = ("succeeded", "failed", "unverified")
 _COLOURS_BGR = {Arm.MEMORY_ON: (180, 110, 30), Arm.MEMORY_OFF: (20, 120, 240)}
 
 
@@ -79,6 +80,8 @@ def _rows_for(summary: ArmSummary, tools: Sequence[str]) -> list[str]:
         f"{summary.successes}/{summary.episodes}",
         f"{100 * summary.success_rate:.1f}%",
         f"{summary.completed}/{summary.episodes}",
+        *(f"{summary.outcomes.get(name, 0)}/{summary.episodes}" for name in _OUTCOMES),
+        f"{summary.outcome_wrong}/{summary.episodes}",
         *(str(summary.failed_calls.get(tool, 0)) for tool in tools),
         str(summary.failed_total),
         f"{summary.turns_per_task:.1f}",
@@ -98,6 +101,8 @@ def table_rows(report: EvalReport) -> list[list[str]]:
         "tasks succeeded (ground truth)",
         "success rate",
         "tasks reported completed (model's word)",
+        *(f"outcome {name} (harness)" for name in _OUTCOMES),
+        "outcome contradicted by ground truth",
         *(f"failed calls: {tool}" for tool in tools),
         "failed calls: total",
         "turns per task",
@@ -149,6 +154,9 @@ def report_to_dict(report: EvalReport) -> dict[str, Any]:
         "settings": dict(report.settings),
         "definitions": {
             "success": "the scenario's success condition on the sim's ground truth after the task",
+            "outcome": "the done event's outcome: succeeded (claimed and confirmed by the evaluator's "
+            "goal check), failed (the model gave up or the goal check refuted it), unverified (nothing "
+            "checked the goal); contradicted when the ground truth disagrees with succeeded or failed",
             "failed call": "a tool_result event whose result envelope is not success: true",
             "turns": "turn events of the task",
             "decision tokens": "summed usage of the model_response events",
@@ -196,7 +204,18 @@ def render_markdown(report: EvalReport, base: Path | None = None) -> str:
         ]
     lines += ["## Results", "", *_markdown_table(table_header(report), table_rows(report)), ""]
     lines += [f"![failed pick_object calls per episode]({PLOT_PNG})", "", "## Episodes", ""]
-    header = ["episode", "kind", "arm", "success", "status", "turns", "failed calls", "wall s", "run"]
+    header = [
+        "episode",
+        "kind",
+        "arm",
+        "success",
+        "status",
+        "outcome",
+        "turns",
+        "failed calls",
+        "wall s",
+        "run",
+    ]
     rows = []
     for result in sorted(report.results, key=lambda r: (r.scenario.episode, _ARMS.index(r.arm))):
         failed = ", ".join(f"{t} {n}" for t, n in sorted(result.metrics.failed_calls.items())) or "none"
@@ -207,6 +226,7 @@ def render_markdown(report: EvalReport, base: Path | None = None) -> str:
                 result.arm.label,
                 "yes" if result.success else f"no ({result.check})",
                 result.metrics.status,
+                result.metrics.outcome,
                 str(result.metrics.turns),
                 failed,
                 f"{result.wall_s:.1f}",

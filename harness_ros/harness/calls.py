@@ -3,6 +3,10 @@
 Order: argument checks -> pre-execution hooks -> cancellation check -> execution
 (feedback streamed as events) -> run_id rule and evaluation -> compact result.
 Every refusal is a failure envelope the model can recover from, never an exception.
+A call refused before it ran carries ``refusal`` (its kind, ``REFUSAL_KINDS``): memory
+records it as a refusal, never as evidence that the tool failed on the robot. A tool
+that refuses on its own, before acting (arguments it cannot map onto a goal, a server
+that is not up), says so with ``failure(reason, refusal=<kind>)``.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from harness_ros.model.contracts import ToolCall
 from harness_ros.observation.contracts import Observation, ObservationSource
 from harness_ros.tools import CancelToken, ToolRegistry, ToolSpec, failure, normalize_envelope
 
-__all__ = ["CallOutcome", "ToolCallRunner"]
+__all__ = ["REFUSAL_KINDS", "CallOutcome", "ToolCallRunner"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +37,17 @@ EmitFn = Callable[..., Any]
 _STOP_GRACE_S = 5.0
 """How long a cancelled tool may take to return before the harness stops waiting."""
 _FEEDBACK_MIN_INTERVAL_S = 0.2
+
+REFUSAL_KINDS = (
+    "unknown_tool",
+    "invalid_arguments",
+    "server_unavailable",
+    "blocked",
+    "rewritten_invalid",
+    "cancelled_before_execution",
+)
+"""Why a call did not run: argument validation, a hook's block (safety filter, approval
+denied), a missing server, a hook's rewrite that no longer validates, a cancellation."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +61,8 @@ class CallOutcome:
     cancelled: bool = False
     verdict: Verdict | None = None
     elapsed_s: float | None = None
+    refusal: str | None = None
+    """One of ``REFUSAL_KINDS`` when the call was refused before it ran, else None."""
 
 
 class ToolCallRunner:
@@ -88,7 +105,8 @@ class ToolCallRunner:
         """Yields events; returns the outcome. ``stop_by`` is a ``time.monotonic()`` bound."""
         problem = self.check(call)
         if problem is not None:
-            return CallOutcome(failure(problem), call.arguments, malformed=True)
+            kind = "unknown_tool" if self._registry.get(call.name) is None else "invalid_arguments"
+            return CallOutcome(failure(problem), call.arguments, malformed=True, refusal=kind)
         tool = self._registry.get(call.name)
         assert tool is not None and call.arguments is not None  # checked above
         spec = tool.spec
@@ -101,7 +119,7 @@ class ToolCallRunner:
         if wait_until_ready is not None:
             problem = wait_until_ready(cancel)
             if problem is not None:
-                return CallOutcome(failure(problem), arguments)
+                return CallOutcome(failure(problem), arguments, refusal="server_unavailable")
 
         arguments, decisions = run_hooks(self._hooks, spec, arguments, observation)
         for decision in decisions:
@@ -109,14 +127,17 @@ class ToolCallRunner:
         blocked = blocking_decision(decisions)
         if blocked is not None:
             reason = blocked.reason or f"blocked by {blocked.hook or 'a safety hook'}"
-            return CallOutcome(failure(reason, blocked_by=blocked.hook), arguments)
+            return CallOutcome(failure(reason, blocked_by=blocked.hook), arguments, refusal="blocked")
         problem = self._registry.validate(spec.name, arguments)
         if problem is not None:  # a hook rewrote the call into something invalid: fail closed
-            return CallOutcome(failure(f"rewritten call refused: {problem}"), arguments)
+            refused = failure(f"rewritten call refused: {problem}")
+            return CallOutcome(refused, arguments, refusal="rewritten_invalid")
 
         if cancel.cancelled:
             reason = f"not executed: {cancel.reason or 'cancelled'}"
-            return CallOutcome(failure(reason), arguments, cancelled=True)
+            return CallOutcome(
+                failure(reason), arguments, cancelled=True, refusal="cancelled_before_execution"
+            )
         started = time.monotonic()
         result = yield from self._execute(spec, arguments, cancel=cancel, emit=emit, stop_by=stop_by)
         elapsed = round(time.monotonic() - started, 3)
@@ -144,14 +165,20 @@ class ToolCallRunner:
                     tool_reported=reported,
                 )
             content["verdict"] = verdict.to_dict()
-        return CallOutcome(content, arguments, executed=True, verdict=verdict, elapsed_s=elapsed)
+        refusal = result.get("refusal") if result.get("success") is False else None
+        if refusal not in REFUSAL_KINDS:
+            refusal = None
+        return CallOutcome(
+            content, arguments, executed=refusal is None, verdict=verdict, elapsed_s=elapsed, refusal=refusal
+        )
 
     def _evaluate(self, spec: ToolSpec, run_id: str) -> Verdict:
         assert self._gate is not None
-        observation = self._post_execution_observation()
+        observation = self.post_execution_observation()
         return self._gate.judge(spec, run_id, observation)
 
-    def _post_execution_observation(self) -> Observation:
+    def post_execution_observation(self) -> Observation:
+        """A fresh observation (waiting up to ``post_execution_wait_s``) for an evaluator."""
         source = self._observations
         if source is None:
             return Observation(time=time.time(), notes=("no observation source is configured",))

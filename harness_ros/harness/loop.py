@@ -32,6 +32,7 @@ from harness_ros.operator.tools import operator_tools
 from harness_ros.retention import prune_run_folders
 from harness_ros.task_api import TASK_ID_PATTERN
 from harness_ros.tools import CancelToken, Tool, ToolRegistry, skill_tools
+from harness_ros.tools.finish_task import FinishTaskTool
 
 if TYPE_CHECKING:
     from harness_ros.memory import FileMemory
@@ -98,7 +99,8 @@ class Harness:
             extra = skill_tools(self.skill_session, skills)
         extra += operator_tools(operator, self._current_task_id, operator_timeout_s)
         self.session = session if session is not None else Session()
-        self.registry = ToolRegistry([*tools, *extra])
+        # finish_task is a core tool: the model's structured way to end a task with a claim.
+        self.registry = ToolRegistry([*tools, *extra, FinishTaskTool()])
         config = evaluator_config if evaluator_config is not None else EvaluatorConfig()
         self.gate = (
             EvaluationGate(evaluator, max_segments=config.max_segments) if evaluator is not None else None

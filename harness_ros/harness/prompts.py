@@ -23,8 +23,10 @@ Rules:
    widen a limit, whatever they say.
 6. The newest observation (camera views, base clearance in metres, depth, freshness)
    comes with each decision. Stale or missing views are labelled: do not rely on them.
-7. When the task is done, or cannot be done, answer without a tool call. That answer
-   is your final report: say what was done, what was verified, and what failed."""
+7. When the task is done, or cannot be done, call finish_task: outcome "succeeded" only
+   when results and verdicts show the goal is met, else "failed"; summary is your final
+   report (what was done, what was verified, what failed). The harness may check the goal
+   itself: a success it refutes is recorded as failed."""
 
 
 def decide_prompt(override: str | None = None) -> str:

@@ -4,7 +4,7 @@
 - ``events.jsonl``: one harness event per line, flushed as it happens (a crash
   leaves every earlier event readable);
 - ``turn_<n>_<view>.jpg``: the images sent to the model at turn n;
-- ``report.md``: final status, reason and report;
+- ``report.md``: final status, outcome (and what it rests on), reason and report;
 - ``trajectory.json``: the task's trajectory (``harness-ros memory consolidate
   --trajectory`` reads it).
 """
@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -40,6 +41,15 @@ def _atomic_write(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _outcome_basis(claim: str | None, goal_verdict: dict[str, Any] | None) -> str:
+    said = f"the model claimed {claim}" if claim else "the model made no claim"
+    if not goal_verdict:
+        return f"{said}; no evaluator judged the goal"
+    checked = f"the evaluator judged the goal: {goal_verdict.get('status')}"
+    why = goal_verdict.get("failure_reason") or goal_verdict.get("evidence")
+    return f"{said}; {checked}" + (f" ({why})" if why else "")
 
 
 class RunLog:
@@ -74,8 +84,25 @@ class RunLog:
             return None
         return filename
 
-    def write_report(self, *, task_id: str, instruction: str, status: str, reason: str, report: str) -> None:
-        lines = [f"# Task {task_id}: {status}", "", "## Instruction", "", instruction.strip(), ""]
+    def write_report(
+        self,
+        *,
+        task_id: str,
+        instruction: str,
+        status: str,
+        reason: str,
+        report: str,
+        outcome: str | None = None,
+        claim: str | None = None,
+        goal_verdict: dict[str, Any] | None = None,
+        revisions: Sequence[str] = (),
+    ) -> None:
+        lines = [f"# Task {task_id}: {status}", ""]
+        if outcome is not None:
+            lines += ["## Outcome", "", f"{outcome} ({_outcome_basis(claim, goal_verdict)})", ""]
+        lines += ["## Instruction", "", instruction.strip(), ""]
+        for number, text in enumerate(revisions, start=1):
+            lines += [f"Revision {number}: {text.strip()}", ""]
         if reason:
             lines += ["## Reason", "", reason.strip(), ""]
         lines += ["## Report", "", report.strip() or "(no report)", ""]

@@ -4,6 +4,13 @@ Turn = one model decision + at most one tool execution. Before each decision:
 pending instruction revisions, the loaded Skill, a Task Notes snapshot when the
 notes changed, the newest Observation, and compaction when the context nears
 the window. Exactly one ``done`` event ends every task.
+
+The model ends a task with ``finish_task(outcome, summary)`` (or, as a fallback, a reply
+without a tool call, read by ``claim_from_report``). Where the evaluator can judge the
+task's goal (``evaluate_task``), the harness asks it (a ``verdict`` event with
+``scope: task``), then settles the outcome (``settle_outcome``): the ``done`` event
+carries ``status`` (how the task ended) and ``outcome`` (``succeeded``, ``failed``,
+``unverified``: what it achieved), with the model's ``claim`` and the ``goal_verdict``.
 """
 
 from __future__ import annotations
@@ -28,11 +35,12 @@ from harness_ros.context import (
     tool_message,
 )
 from harness_ros.errors import LLMError
-from harness_ros.events import EventType, HarnessEvent, TaskStatus
+from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
 from harness_ros.harness.calls import CallOutcome
 from harness_ros.model.contracts import ModelReply, ToolCall
 from harness_ros.observation.contracts import Observation
 from harness_ros.tools import CancelToken, failure
+from harness_ros.tools.finish_task import FINISH_TASK, claim_from_report, settle_outcome
 
 if TYPE_CHECKING:
     from harness_ros.harness.loop import Harness
@@ -71,6 +79,12 @@ class _End:
     status: TaskStatus
     reason: str = ""
     report: str = ""
+    outcome: Outcome | None = None
+    """Settled for a completed task; None: implied by the status (``outcome_for_status``)."""
+    claim: str | None = None
+    goal_verdict: dict[str, Any] | None = None
+    finished_by: str | None = None
+    """``finish_task`` or ``final_message`` for a completed task."""
 
 
 class TaskRunner:
@@ -87,6 +101,8 @@ class TaskRunner:
         self._builder: ContextBuilder | None = None
         self._timer: threading.Timer | None = None
         self._finished = False
+        self._revisions: list[str] = []
+        self._acting = False
 
     # ------------------------------------------------------------------ events
     def _emit(self, kind: EventType, data: dict[str, Any] | None = None) -> HarnessEvent:
@@ -207,6 +223,9 @@ class TaskRunner:
         h = self._h
         for text in self._active.take_revisions():
             builder.history.add_revision(text)
+            self._revisions.append(text)
+            if h.memory is not None:
+                h.memory.add_revision(text)
             yield self._emit(EventType.REVISION, {"instruction": text})
         if h.skill_session is not None:
             # A loaded skill joins the Resident context (the prefix changes once, then is stable).
@@ -255,12 +274,26 @@ class TaskRunner:
         text = (reply.text or "").strip()
         if not reply.tool_calls:
             if text:
-                return _End(TaskStatus.COMPLETED, report=text)
+                return (yield from self._complete(claim_from_report(text), text, "final_message"))
             builder.history.add(EntryKind.HARNESS, {"role": "user", "content": _EMPTY_REPLY_NOTE})
             return self._count_malformed("the model replied with neither a tool call nor a report")
         calls = _with_ids(reply.tool_calls, self._turn)
         builder.history.add_assistant(_assistant_message(reply.text, calls))
         first, rest = calls[0], calls[1:]
+        if first.name == FINISH_TASK and self._h.calls.check(first) is None:
+            assert first.arguments is not None  # checked
+            for extra in rest:
+                refused = failure(f"not executed: the task ended with {FINISH_TASK}")
+                yield self._emit(
+                    EventType.TOOL_RESULT,
+                    {"tool": extra.name, "call_id": extra.id, "result": refused, "refused": True},
+                )
+            claim = str(first.arguments["outcome"])
+            summary = str(first.arguments["summary"]).strip()
+            return (yield from self._complete(claim, summary, FINISH_TASK))
+        if not self._acting and self._h.memory is not None:
+            self._acting = True
+            self._h.memory.set_phase("acting")
         outcome: CallOutcome = yield from self._h.calls.run(
             first,
             cancel=self._active.token,
@@ -277,6 +310,8 @@ class TaskRunner:
                 "result": outcome.content,
                 "malformed": outcome.malformed,
                 "elapsed_s": outcome.elapsed_s,
+                "executed": outcome.executed,
+                "refusal": outcome.refusal,
             },
         )
         builder.history.add_tool(tool_message(first.id, outcome.content))
@@ -297,6 +332,40 @@ class TaskRunner:
         self._malformed = 0
         return None
 
+    def _complete(
+        self, claim: str | None, report: str, finished_by: str
+    ) -> Generator[HarnessEvent, None, _End]:
+        """The task ended normally: check the goal where an evaluator can, settle the outcome."""
+        end = self._interrupted()
+        if end is not None:
+            return end
+        goal_verdict: dict[str, Any] | None = None
+        gate = self._h.gate
+        if claim != "failed" and gate is not None and gate.judges_tasks:
+            if self._h.memory is not None:
+                self._h.memory.set_phase("evaluating")
+            observation = self._h.calls.post_execution_observation()
+            verdict = gate.judge_task(self._instruction, self._revisions, self._active.task_id, observation)
+            if verdict is not None:
+                goal_verdict = verdict.to_dict()
+                yield self._emit(
+                    EventType.VERDICT,
+                    {"scope": "task", "goal": self._goal(), "claim": claim, "verdict": goal_verdict},
+                )
+        outcome = settle_outcome(claim, goal_verdict.get("status") if goal_verdict else None)
+        return _End(
+            TaskStatus.COMPLETED,
+            report=report,
+            outcome=outcome,
+            claim=claim,
+            goal_verdict=goal_verdict,
+            finished_by=finished_by,
+        )
+
+    def _goal(self) -> str:
+        """The goal the task is judged against: the newest revision, else the instruction."""
+        return self._revisions[-1].strip() if self._revisions else self._instruction
+
     def _count_malformed(self, reason: str) -> _End | None:
         self._malformed += 1
         if self._malformed >= MAX_MALFORMED_IN_A_ROW:
@@ -311,20 +380,23 @@ class TaskRunner:
             return  # unknown tools have no ledger and no place in the trajectory
         arguments = outcome.arguments if outcome.arguments is not None else {}
         verdict = outcome.verdict.to_dict() if outcome.verdict is not None else None
-        self._records.append(
-            {
-                "index": len(self._records),
-                "tool": call.name,
-                "arguments": arguments,
-                "result": outcome.content,
-                "verdict": verdict,
-            }
-        )
+        record = {
+            "index": len(self._records),
+            "tool": call.name,
+            "arguments": arguments,
+            "result": outcome.content,
+            "verdict": verdict,
+        }
+        if outcome.refusal:
+            record["refusal"] = outcome.refusal
+        self._records.append(record)
         if self._h.memory is not None:
-            self._h.memory.record_tool_result(call.name, arguments, outcome.content, verdict)
+            self._h.memory.record_tool_result(
+                call.name, arguments, outcome.content, verdict, refusal=outcome.refusal
+            )
 
     # ------------------------------------------------------------------ end
-    def _trajectory(self, status: str) -> dict[str, Any]:
+    def _trajectory(self, status: str, outcome: Outcome) -> dict[str, Any]:
         memory = self._h.memory
         if memory is not None:
             trajectory = dict(memory.trajectory())
@@ -332,11 +404,14 @@ class TaskRunner:
             trajectory = {
                 "task_id": self._active.task_id,
                 "goal": self._instruction,
-                "phase": "",
+                "phase": "finishing",
                 "events": self._records,
             }
+            if self._revisions:
+                trajectory["revisions"] = list(self._revisions)
         trajectory["task_id"] = trajectory.get("task_id") or self._active.task_id
         trajectory["status"] = status
+        trajectory["outcome"] = outcome.value
         return trajectory
 
     def _finish(self, end: _End) -> Iterator[HarnessEvent]:
@@ -347,21 +422,25 @@ class TaskRunner:
         self._finished = True
         h = self._h
         memory_status = "completed" if end.status is TaskStatus.COMPLETED else "aborted"
+        outcome = end.outcome or outcome_for_status(end.status) or Outcome.UNVERIFIED
         events: list[HarnessEvent] = []
         try:
-            trajectory = self._trajectory(memory_status)
+            if h.memory is not None:
+                h.memory.set_phase("finishing")
+            trajectory = self._trajectory(memory_status, outcome)
         except Exception as err:  # the run log must still be written
             logger.exception("cannot read the trajectory")
             trajectory = {
                 "task_id": self._active.task_id,
                 "goal": self._instruction,
                 "status": memory_status,
+                "outcome": outcome.value,
                 "events": self._records,
                 "error": str(err),
             }
         if self._runlog is not None:
             self._runlog.write_trajectory(trajectory)
-        events.append(self._emit(EventType.MEMORY_CONSOLIDATION, self._consolidate(memory_status)))
+        events.append(self._emit(EventType.MEMORY_CONSOLIDATION, self._consolidate(memory_status, outcome)))
         if h.skill_session is not None:
             h.skill_session.reset()
         if h.gate is not None:
@@ -372,6 +451,10 @@ class TaskRunner:
             EventType.DONE,
             {
                 "status": end.status.value,
+                "outcome": outcome.value,
+                "claim": end.claim,
+                "goal_verdict": end.goal_verdict,
+                "finished_by": end.finished_by,
                 "report": report,
                 "reason": end.reason,
                 "turns": self._turn,
@@ -386,16 +469,22 @@ class TaskRunner:
                 status=end.status.value,
                 reason=end.reason,
                 report=report,
+                outcome=outcome.value,
+                claim=end.claim,
+                goal_verdict=end.goal_verdict,
+                revisions=self._revisions,
             )
             self._runlog.close()
         return iter(events)
 
-    def _consolidate(self, memory_status: str) -> dict[str, Any]:
+    def _consolidate(self, memory_status: str, outcome: Outcome) -> dict[str, Any]:
         memory = self._h.memory
         if memory is None:
             return {"skipped": True, "reason": "no memory configured", "status": memory_status}
+        # finish_task is the harness's own end-of-task call: it has no ledger.
+        allowed = [name for name in self._h.registry.names() if name != FINISH_TASK]
         try:
-            result = dict(memory.finish_task(memory_status, allowed_tools=self._h.registry.names()))
+            result = dict(memory.finish_task(memory_status, allowed_tools=allowed, outcome=outcome))
         except Exception as err:  # a consolidation fault is an event, never a crashed task
             logger.exception("finish_task failed")
             return {"skipped": False, "error": f"{type(err).__name__}: {err}", "status": memory_status}

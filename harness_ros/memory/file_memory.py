@@ -54,6 +54,7 @@ from harness_ros.memory.rules import (
     first_match,
     has_confirmed_success,
     has_failure_then_confirmed_success,
+    refusals_of,
 )
 from harness_ros.memory.storage import (
     append_bytes,
@@ -86,6 +87,7 @@ MAX_SOURCE_CHARS = 2000
 DEFAULT_AUDIT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_AUDIT_KEEP = 3
 TASK_STATUSES = frozenset({"completed", "aborted", "failed", "cancelled"})
+TASK_OUTCOMES = frozenset({"succeeded", "failed", "unverified"})
 
 MEMORY_FILE = "MEMORY.md"
 NOTES_FILE = "TASK_NOTES.md"
@@ -159,6 +161,24 @@ def escape_entry(text: str) -> str:
 
 def _dedup_key(text: str) -> str:
     return " ".join(text.split()).casefold().rstrip(" .!")
+
+
+def _refusal_records(task_id: str, task_outcome: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Audit records of the calls refused before they ran (recorded, never failure evidence)."""
+    records = []
+    for event in refusals_of(events):
+        result = event.get("result") if isinstance(event.get("result"), Mapping) else {}
+        records.append(
+            {
+                "event": "refusal",
+                "task_id": task_id,
+                "task_outcome": task_outcome,
+                "tool": event.get("tool"),
+                "kind": event.get("refusal") or ("blocked" if result.get("blocked_by") else "refused"),
+                "reason": result.get("reason"),
+            }
+        )
+    return records
 
 
 def _valid_tool_name(name: Any) -> bool:
@@ -363,18 +383,29 @@ class FileMemory:
             notes.phase = " ".join(str(phase).split())[:MAX_ENTRY_CHARS]
             self._write_notes(notes)
 
+    def add_revision(self, text: str) -> None:
+        """Record an operator's instruction revision in the notes (the goal consolidation
+        judges against is the newest one)."""
+        with self._notes_lock:
+            notes = self._require_notes()
+            notes.add_revision(text)
+            self._write_notes(notes)
+
     def record_tool_result(
         self,
         tool: str,
         arguments: Mapping[str, Any] | None,
         result: Mapping[str, Any],
         verdict: Any = None,
+        *,
+        refusal: str | None = None,
     ) -> None:
-        """Append one compact event; ``verdict`` is a dict or has ``to_dict()`` (or None)."""
+        """Append one compact event; ``verdict`` is a dict or has ``to_dict()`` (or None);
+        ``refusal`` names why a call did not run (it is then no failure evidence)."""
         normalized = normalize_verdict(verdict)
         with self._notes_lock:
             notes = self._require_notes()
-            notes.record(tool, arguments, result, normalized)
+            notes.record(tool, arguments, result, normalized, refusal=refusal)
             self._write_notes(notes)
 
     def task_notes_snapshot_if_changed(self) -> str | None:
@@ -412,18 +443,30 @@ class FileMemory:
 
     # ------------------------------------------------------------------ task end
 
-    def finish_task(self, status: Any, *, allowed_tools: Iterable[str]) -> dict[str, Any]:
+    def finish_task(
+        self, status: Any, *, allowed_tools: Iterable[str], outcome: Any = None
+    ) -> dict[str, Any]:
         """End the task: consolidate if completed, always expire the notes. Never raises
         for a consolidation failure: the result carries ``error`` and the trajectory is
-        kept in ``pending/`` for a retry at the next completed task."""
+        kept in ``pending/`` for a retry at the next completed task.
+
+        A completed task is consolidated whatever its ``outcome`` (succeeded, failed,
+        unverified): it ended normally and its evidence counts; the outcome goes into the
+        trajectory and every audit record, so each lesson says which outcome it came from."""
         status = str(getattr(status, "value", status))
         if status not in TASK_STATUSES:
             raise ValueError(f"status must be one of {sorted(TASK_STATUSES)}, got {status!r}")
+        outcome = None if outcome is None else str(getattr(outcome, "value", outcome))
+        if outcome is not None and outcome not in TASK_OUTCOMES:
+            raise ValueError(f"outcome must be one of {sorted(TASK_OUTCOMES)}, got {outcome!r}")
         allowed = list(allowed_tools)
         with self._notes_lock:
             notes = self._notes
             if notes is not None:
                 notes.status = status
+                notes.phase = "finishing"
+                if outcome is not None:
+                    notes.outcome = outcome
             trajectory = notes.to_dict() if notes is not None else None
         result = self._empty_result(trajectory["task_id"] if trajectory else None)
         result["status"] = status
@@ -534,6 +577,7 @@ class FileMemory:
         self._validate(proposal, allowed)
         task_id = str(trajectory.get("task_id") or "")
         operator = operator_texts(trajectory)
+        task_outcome = trajectory.get("outcome")
         if dry_run:
             decisions = self._decide(proposal, events, operator)
         else:
@@ -541,8 +585,15 @@ class FileMemory:
                 self._recover_journal()
                 decisions = self._decide(proposal, events, operator)
                 audit = [
-                    {"event": "proposal", "task_id": task_id, **decision.to_dict()} for decision in decisions
+                    {
+                        "event": "proposal",
+                        "task_id": task_id,
+                        "task_outcome": task_outcome,
+                        **decision.to_dict(),
+                    }
+                    for decision in decisions
                 ]
+                audit += _refusal_records(task_id, task_outcome, events)
                 self._apply_journaled([d.to_dict() for d in decisions if d.accepted], audit)
         accepted = [decision for decision in decisions if decision.accepted]
         return {
@@ -644,7 +695,9 @@ class FileMemory:
                 and experience.outcome == "failure"
                 and not has_failure_then_confirmed_success(events, tool)
             ):
-                rule = "no_failure_then_confirmed_success"
+                # A refused call never ran: say so, rather than "no failure".
+                refused = bool(refusals_of(events, tool))
+                rule = "refusal_is_not_failure" if refused else "no_failure_then_confirmed_success"
             if tool not in ledger_keys:
                 existing = self.ledger_entries(tool)
                 ledger_keys[tool] = {_dedup_key(text) for texts in existing.values() for text in texts}

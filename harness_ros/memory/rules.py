@@ -11,7 +11,11 @@ refused even when they look like preferences. Deployments extend either list:
                                       TransientRule.of("aisle", r"\\baisle \\d+\\b")))
 
 The evidence rules check a lesson against the completed trajectory: only an
-evaluator verdict counts as confirmation, never the tool's own report.
+evaluator verdict counts as confirmation, never the tool's own report, and only a
+call that ran on the robot counts as a failure (an executed call whose result is
+``success: false``, or an evaluator's failure verdict). A call refused before it ran
+(argument validation, a safety block, a denied approval, a missing server: the event
+carries ``refusal``, or its result ``blocked_by`` or ``refusal``) is a refusal, not a failure.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ __all__ = [
     "first_match",
     "has_confirmed_success",
     "has_failure_then_confirmed_success",
+    "is_refusal",
+    "refusals_of",
 ]
 
 
@@ -112,12 +118,28 @@ def _is_confirmed_success(event: Mapping[str, Any], tool: str) -> bool:
     return event.get("tool") == tool and _verdict_status(event) == "success"
 
 
+def is_refusal(event: Mapping[str, Any]) -> bool:
+    """Whether the event is a call refused before it ran (never failure evidence)."""
+    if event.get("refusal"):
+        return True
+    result = event.get("result")
+    return isinstance(result, Mapping) and bool(result.get("blocked_by") or result.get("refusal"))
+
+
+def refusals_of(events: Sequence[Mapping[str, Any]], tool: str | None = None) -> list[Mapping[str, Any]]:
+    """The refused calls (of ``tool``, or of every tool) in the trajectory."""
+    return [e for e in events if is_refusal(e) and (tool is None or e.get("tool") == tool)]
+
+
 def _is_failure(event: Mapping[str, Any], tool: str) -> bool:
     if event.get("tool") != tool:
         return False
+    if _verdict_status(event) == "failure":
+        return True  # the evaluator judged the world after the call ran
+    if is_refusal(event):
+        return False
     result = event.get("result")
-    failed_result = isinstance(result, Mapping) and result.get("success") is False
-    return failed_result or _verdict_status(event) == "failure"
+    return isinstance(result, Mapping) and result.get("success") is False
 
 
 def has_confirmed_success(events: Sequence[Mapping[str, Any]], tool: str) -> bool:
@@ -126,7 +148,8 @@ def has_confirmed_success(events: Sequence[Mapping[str, Any]], tool: str) -> boo
 
 
 def has_failure_then_confirmed_success(events: Sequence[Mapping[str, Any]], tool: str) -> bool:
-    """A failure of ``tool`` later followed by an evaluator-confirmed success of the same tool."""
+    """An executed failure of ``tool`` (or a failure verdict) later followed by an
+    evaluator-confirmed success of the same tool; refusals do not count."""
     failed = False
     for event in events:
         if failed and _is_confirmed_success(event, tool):

@@ -2,9 +2,20 @@
 
 The notes are the trajectory consolidation reads, in the shared format
 ``{"task_id", "goal", "phase", "status", "events": [{"index", "tool", "arguments",
-"result", "verdict"}]}``. They are bounded: the newest ``MAX_EVENTS`` events, every
-string capped at ``MAX_STRING_CHARS``, image payloads replaced by a marker, so the
-notes stay small enough to send to the model before every decision.
+"result", "verdict"}]}``, plus, when there are any, ``revisions`` (the operator's
+instruction revisions, in order: the newest is the goal the task ended with) and
+``outcome`` (``succeeded``/``failed``/``unverified``, set at the task's end). An event
+of a call refused before it ran (argument validation, a safety block or a denied
+approval, a missing server) carries ``refusal`` with its kind: it is a refusal, not
+evidence of what the tool does on the robot.
+
+The phase follows the task (``PHASES``): ``started`` at the reset, ``acting`` once the
+model calls its first tool, ``evaluating`` while the harness checks the goal at the
+end, ``finishing`` when the task has ended and is being consolidated.
+
+They are bounded: the newest ``MAX_EVENTS`` events, the newest ``MAX_REVISIONS``
+revisions, every string capped at ``MAX_STRING_CHARS``, image payloads replaced by a
+marker, so the notes stay small enough to send to the model before every decision.
 """
 
 from __future__ import annotations
@@ -17,9 +28,19 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_EVENTS", "MAX_STRING_CHARS", "TaskNotes", "compact_value", "normalize_verdict"]
+__all__ = [
+    "MAX_EVENTS",
+    "MAX_REVISIONS",
+    "MAX_STRING_CHARS",
+    "PHASES",
+    "TaskNotes",
+    "compact_value",
+    "normalize_verdict",
+]
 
 MAX_EVENTS = 40
+MAX_REVISIONS = 10
+PHASES = ("started", "acting", "evaluating", "finishing")
 MAX_STRING_CHARS = 500
 _MAX_ITEMS = 20
 _MAX_DEPTH = 6
@@ -93,18 +114,32 @@ class TaskNotes:
         self.status = "running"
         self.events: list[dict[str, Any]] = []
         self.dropped_events = 0
+        self.revisions: list[str] = []
+        self.outcome: str | None = None
         self._next_index = 1
 
+    def add_revision(self, text: str) -> None:
+        """An operator's instruction revision: from now on the goal is judged against it."""
+        self.revisions.append(_cap(" ".join(str(text).split())))
+        del self.revisions[:-MAX_REVISIONS]
+
     def record(
-        self, tool: str, arguments: Any, result: Any, verdict: dict[str, Any] | None
+        self,
+        tool: str,
+        arguments: Any,
+        result: Any,
+        verdict: dict[str, Any] | None,
+        refusal: str | None = None,
     ) -> dict[str, Any]:
-        event = {
+        event: dict[str, Any] = {
             "index": self._next_index,
             "tool": _cap(str(tool)),
             "arguments": compact_value(arguments if arguments is not None else {}),
             "result": compact_value(result),
             "verdict": verdict,
         }
+        if refusal:
+            event["refusal"] = _cap(str(refusal))
         self._next_index += 1
         self.events.append(event)
         if len(self.events) > MAX_EVENTS:
@@ -121,6 +156,10 @@ class TaskNotes:
             "status": self.status,
             "events": [dict(event) for event in self.events],
         }
+        if self.revisions:
+            trajectory["revisions"] = list(self.revisions)
+        if self.outcome is not None:
+            trajectory["outcome"] = self.outcome
         if self.dropped_events:
             trajectory["dropped_events"] = self.dropped_events
         return trajectory
@@ -132,7 +171,9 @@ class TaskNotes:
             "",
             f"- Task: {self.task_id}",
             f"- Goal: {self.goal}",
+            *(f"- Revised goal ({n}): {text}" for n, text in enumerate(self.revisions, start=1)),
             f"- Phase: {self.phase}",
+            *([f"- Outcome: {self.outcome}"] if self.outcome is not None else []),
             "",
             "## Timeline",
         ]
@@ -143,7 +184,8 @@ class TaskNotes:
         for event in self.events:
             arguments = json.dumps(event["arguments"], ensure_ascii=False, sort_keys=True)
             result = json.dumps(event["result"], ensure_ascii=False, sort_keys=True)
-            line = f"{event['index']}. {event['tool']} {arguments} -> {result}"
+            refused = f"REFUSED before it ran ({event['refusal']}): " if event.get("refusal") else ""
+            line = f"{event['index']}. {event['tool']} {arguments} -> {refused}{result}"
             verdict = event.get("verdict")
             if verdict:
                 line += f"; verdict: {verdict.get('status')}"

@@ -12,7 +12,12 @@ of it. So the rebuild follows the harness exactly:
 - its verdict is the ``verdict`` event of that call (or the verdict embedded in
   the result);
 - compaction, bounds and verdict normalisation are FileMemory's own
-  (``harness_ros.memory.task_notes``), not a copy of them.
+  (``harness_ros.memory.task_notes``), not a copy of them;
+- a call refused before it ran keeps its ``refusal`` kind, revisions come from the
+  ``revision`` events and the outcome from ``done``; a task whose ``done`` has an
+  outcome ended in phase ``finishing`` (an older recording, without outcomes, keeps
+  the phase it was written with, ``started``); ``finish_task`` is the harness's own
+  end call and never an allowed tool for consolidation.
 
 Tolerant: unknown event types are ignored, a task whose ``task_started`` was not
 recorded is rebuilt from what is there, and a task without ``done`` has status None.
@@ -27,6 +32,7 @@ from typing import Any
 
 from harness_ros.memory.task_notes import TaskNotes, normalize_verdict
 from harness_ros.replay.contracts import RecordedTask
+from harness_ros.tools.finish_task import FINISH_TASK
 
 __all__ = ["rebuild_tasks", "trajectory_status"]
 
@@ -53,6 +59,10 @@ class _TaskState:
     instruction: str = ""
     tools: tuple[str, ...] | None = None
     status: str | None = None
+    outcome: str | None = None
+    revisions: list[str] = field(default_factory=list)
+    refusals: dict[int, str] = field(default_factory=dict)
+    """Record index -> refusal kind."""
     records: list[tuple[str, Any, Any, dict[str, Any] | None]] = field(default_factory=list)
     calls: dict[str, _PendingCall] = field(default_factory=dict)
     last_call: str | None = None
@@ -82,7 +92,9 @@ class _Rebuilder:
             # A repeated task id starts afresh (the harness refuses to reuse a run folder).
             state = _TaskState(task_id, instruction=str(data.get("instruction") or "").strip())
             tools = data.get("tools")
-            state.tools = tuple(str(t) for t in tools) if isinstance(tools, list) else None
+            state.tools = (
+                tuple(str(t) for t in tools if str(t) != FINISH_TASK) if isinstance(tools, list) else None
+            )
             self.tasks.pop(task_id, None)
             self.tasks[task_id] = state
             return
@@ -109,7 +121,14 @@ class _Rebuilder:
         if data.get("action") == "rewrite" and state.last_call in state.calls and isinstance(rewritten, dict):
             state.calls[state.last_call].arguments = dict(rewritten)
 
+    def _on_revision(self, state: _TaskState, data: dict[str, Any]) -> None:
+        text = data.get("instruction")
+        if isinstance(text, str) and text.strip():
+            state.revisions.append(text)
+
     def _on_verdict(self, state: _TaskState, data: dict[str, Any]) -> None:
+        if data.get("scope") == "task":
+            return  # the goal check at the end is no tool's verdict
         verdict = data.get("verdict") if isinstance(data.get("verdict"), dict) else data
         if state.last_call in state.calls:
             state.calls[state.last_call].verdict = dict(verdict)
@@ -134,6 +153,8 @@ class _Rebuilder:
             verdict = None
         if verdict is None and isinstance(result, dict) and isinstance(result.get("verdict"), dict):
             verdict = dict(result["verdict"])
+        if isinstance(data.get("refusal"), str) and data["refusal"]:
+            state.refusals[len(state.records)] = data["refusal"]
         state.records.append((tool, arguments, result, verdict))
         state.last_call = None
 
@@ -142,13 +163,20 @@ class _Rebuilder:
 
     def _on_done(self, state: _TaskState, data: dict[str, Any]) -> None:
         state.status = str(data.get("status") or "failed")
+        outcome = data.get("outcome")
+        state.outcome = outcome if isinstance(outcome, str) and outcome else None
 
 
 def _trajectory(state: _TaskState) -> dict[str, Any]:
     notes = TaskNotes(state.instruction, task_id=state.task_id)
-    for tool, arguments, result, verdict in state.records:
-        notes.record(tool, arguments, result, normalize_verdict(verdict))
+    for text in state.revisions:
+        notes.add_revision(text)
+    for index, (tool, arguments, result, verdict) in enumerate(state.records):
+        notes.record(tool, arguments, result, normalize_verdict(verdict), refusal=state.refusals.get(index))
     notes.status = trajectory_status(state.status)
+    if state.outcome is not None:
+        notes.outcome = state.outcome
+        notes.phase = "finishing"
     return notes.to_dict()
 
 

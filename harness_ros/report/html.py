@@ -66,6 +66,7 @@ pre{background:#f5f5f7;padding:.5em;overflow-x:auto;white-space:pre-wrap;margin:
 .ok,.status-completed,.safety-pass,.fresh{background:#dff3e3}
 .bad,.status-failed,.status-aborted,.safety-block,.stale{background:#fbe0e0}
 .safety-rewrite,.status-unfinished,.missing{background:#fff1cc}.status-cancelled,.status-other{background:#e6e6ea}
+.outcome-succeeded{background:#dff3e3}.outcome-failed{background:#fbe0e0}.outcome-unverified{background:#fff1cc}
 table{border-collapse:collapse;width:100%}td,th{border:1px solid #d0d0d7;padding:.25em .5em;text-align:left;
 vertical-align:top}blockquote{margin:.3em 0;padding-left:.8em;border-left:3px solid #bbb}
 """
@@ -451,6 +452,7 @@ def _header(record: RunRecord) -> str:
     tools = ", ".join(str(tool) for tool in _list(started.get("tools"))) or "not recorded"
     rows: Sequence[tuple[str, str]] = (
         ("Instruction", f'<span class="text">{_e(record.instruction or "not recorded")}</span>'),
+        ("Outcome", _outcome_badge(record.outcome)),
         ("Status", _badge(status, _status_class(status))),
         ("Model", _e(model_label(record.model))),
         ("Duration", _e(_seconds(record.duration_s))),
@@ -460,9 +462,32 @@ def _header(record: RunRecord) -> str:
     )
     items = "".join(f"<dt>{label}</dt><dd>{value}</dd>" for label, value in rows)
     return (
-        f"<header><h1>Task <code>{_e(record.task_id)}</code>: {_e(status)}</h1>"
+        f"<header><h1>Task <code>{_e(record.task_id)}</code>: {_e(_title_state(record))}</h1>"
         f'<dl class="summary">{items}</dl></header>'
     )
+
+
+def _outcome_badge(outcome: str | None) -> str:
+    if outcome is None:
+        return _badge("not recorded", "missing")
+    return _badge(outcome, f"outcome-{outcome}")
+
+
+def _title_state(record: RunRecord) -> str:
+    # The outcome leads: "completed" alone reads as success for a failed fetch.
+    outcome, status = record.outcome, record.status
+    return f"{outcome} ({status})" if outcome is not None and outcome != status else status
+
+
+def _outcome_basis(done: dict[str, Any]) -> str:
+    claim = done.get("claim")
+    said = f"the model claimed {claim}" if isinstance(claim, str) and claim else "the model made no claim"
+    verdict = done.get("goal_verdict")
+    if not isinstance(verdict, dict):
+        return f"({said}; no evaluator judged the goal)"
+    why = verdict.get("failure_reason") or verdict.get("evidence") or ""
+    judged = f"the evaluator's goal check: {verdict.get('status')}" + (f", {why}" if why else "")
+    return f"({said}; {judged})"
 
 
 def _final(record: RunRecord) -> str:
@@ -470,6 +495,7 @@ def _final(record: RunRecord) -> str:
     done = record.done
     if done is not None:
         status = str(done.get("status") or "unknown")
+        parts.append(f"<p>Outcome: {_outcome_badge(record.outcome)} {_e(_outcome_basis(done))}</p>")
         parts.append(f"<p>Status: {_badge(status, _status_class(status))}</p>")
         if done.get("reason"):
             parts.append(f'<p class="text"><strong>Reason:</strong> {_e(done["reason"])}</p>')
@@ -571,7 +597,7 @@ def _memory_notices(events: Sequence[RunEvent]) -> str:
 
 def render_html(record: RunRecord) -> str:
     """The report page for ``record``."""
-    title = f"Task {record.task_id}: {record.status}"
+    title = f"Task {record.task_id}: {_title_state(record)}"
     body = [_header(record)]
     notices = [event for event in record.loose if event.type == "memory_notice"]
     if notices:

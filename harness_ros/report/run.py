@@ -76,6 +76,13 @@ class RunRecord:
         return "unfinished"
 
     @property
+    def outcome(self) -> str | None:
+        """The ``done`` event's outcome (succeeded, failed, unverified), or None when the run
+        has none (unfinished, or written before outcomes existed)."""
+        outcome = self.done.get("outcome") if self.done is not None else None
+        return outcome if outcome in ("succeeded", "failed", "unverified") else None
+
+    @property
     def instruction(self) -> str:
         if self.started is not None and self.started.get("instruction"):
             return str(self.started["instruction"])

@@ -470,6 +470,7 @@ class EvalRunner:
         verdict = "SUCCESS" if success else "FAILURE"
         self.out(
             f"    -> {verdict} by ground truth ({check}); harness status {metrics.status}, "
+            f"outcome {metrics.outcome}, "
             f"{metrics.turns} turns, {failed}, {wall:.1f} s"
         )
         return result

@@ -241,19 +241,20 @@ class _RosTool:
         try:
             request = self._build_request(arguments)
         except FieldError as err:
-            return failure(f"invalid arguments for {self.spec.name!r}: {err}")
+            return failure(f"invalid arguments for {self.spec.name!r}: {err}", refusal="invalid_arguments")
         if self.spec.base_motion:
             # The harness waited for the server (wait_until_ready) BEFORE the safety filter
             # read clearance; waiting here would send the goal on an old reading.
             if not self._server_ready():
                 return failure(
                     f"{self.kind} {self._endpoint()!r} not available; base motion does not wait for "
-                    "its server after the clearance check: retry once it is up"
+                    "its server after the clearance check: retry once it is up",
+                    refusal="server_unavailable",
                 )
         else:
             problem = self.wait_until_ready(cancel)
             if problem is not None:
-                return failure(problem)
+                return failure(problem, refusal="server_unavailable")
         return self._send(request, cancel, feedback)
 
     def wait_until_ready(self, cancel: CancelToken) -> str | None:

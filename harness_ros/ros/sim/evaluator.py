@@ -15,6 +15,12 @@ action's own success flag:
 
 Anything it cannot establish is a failure verdict with the reason (fail closed);
 the evidence quotes the ground truth it used.
+
+It also judges a whole task's goal (``evaluate_task``) when the goal is a fetch it can
+read: the newest instruction revision or the instruction that names an object of the
+world and a target surface (``parse_fetch_goal`` with the world's ids). The goal holds
+when the object rests on that surface and is not in the gripper. A goal it cannot read
+(no object, no target surface) is not judged (None: the outcome stays unverified).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +43,7 @@ if TYPE_CHECKING:
     from rclpy.callback_groups import CallbackGroup
     from rclpy.node import Node
 
-__all__ = ["GROUND_TRUTH_QOS", "GroundTruthJudge", "SimGroundTruthEvaluator"]
+__all__ = ["GROUND_TRUTH_QOS", "GroundTruthJudge", "SimGroundTruthEvaluator", "judge_goal"]
 
 GROUND_TRUTH_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
@@ -140,6 +146,35 @@ class GroundTruthJudge:
         )
 
 
+def judge_goal(goal: str, revisions: Sequence[str], state: Mapping[str, Any]) -> _Check | None:
+    """Whether a fetch goal holds in ``state``; None when no revision or the instruction
+    names an object and a target surface of this world (the newest revision first)."""
+    from harness_ros.demo.scenarios import Vocabulary, parse_fetch_goal
+
+    objects = state.get("objects") if isinstance(state.get("objects"), Mapping) else {}
+    surfaces = state.get("surfaces") if isinstance(state.get("surfaces"), Mapping) else {}
+    vocabulary = Vocabulary(tuple(str(o) for o in objects), tuple(str(s) for s in surfaces))
+    fetch = None
+    for text in [*reversed(list(revisions)), goal]:
+        fetch = parse_fetch_goal(text, vocabulary) if vocabulary.objects else None
+        if fetch is not None and fetch.target is not None:
+            break
+        fetch = None
+    if fetch is None or fetch.target is None:
+        return None
+    holding = (state.get("gripper") or {}).get("holding")
+    entry = objects.get(fetch.object_id)
+    on = entry.get("on") if isinstance(entry, Mapping) else None
+    evidence = (
+        f"ground truth v{state.get('version')}: {fetch.object_id} is on {on!r}, gripper holds {holding!r}"
+    )
+    if on == fetch.target and holding != fetch.object_id:
+        return _Check(True, "", evidence)
+    if holding == fetch.object_id:
+        return _Check(False, f"{fetch.object_id} is still in the gripper, not on {fetch.target}", evidence)
+    return _Check(False, f"{fetch.object_id} is on {on!r}, not on {fetch.target!r}", evidence)
+
+
 def _latest_record(state: Mapping[str, Any], tool: str) -> Mapping[str, Any] | None:
     for record in reversed(state.get("actions") or []):
         if isinstance(record, Mapping) and record.get("action") == tool:
@@ -227,6 +262,33 @@ class SimGroundTruthEvaluator:
         if self._judge is None:
             self._judge = GroundTruthJudge(_surface_radii(str(state.get("world") or "")))
         check = self._judge.judge(tool, state, last_held)
+        if check.ok:
+            return Verdict(VerdictStatus.SUCCESS, run_id, None, check.evidence)
+        return Verdict(VerdictStatus.FAILURE, run_id, check.reason, check.evidence)
+
+    def evaluate_task(
+        self, *, goal: str, revisions: Sequence[str], run_id: str, observation: Observation
+    ) -> Verdict | None:
+        """The goal's verdict from fresh ground truth; None when the goal is not a fetch it reads."""
+        started = time.monotonic()
+        state, _, any_state = self._fresh_state(self._now())
+        if state is None:
+            with self._cond:
+                known = dict(self._state) if self._state is not None else None
+            # Without a fresh state the goal may still be unreadable: then say nothing.
+            if known is not None and judge_goal(goal, revisions, known) is None:
+                return None
+            reason = (
+                f"no ground truth newer than the task's end on {self._topic!r} within {self._wait_s:g} s"
+                if any_state
+                else f"no ground truth on {self._topic!r}"
+            )
+            return Verdict(
+                VerdictStatus.FAILURE, run_id, reason, f"waited {time.monotonic() - started:.1f} s"
+            )
+        check = judge_goal(goal, revisions, state)
+        if check is None:
+            return None
         if check.ok:
             return Verdict(VerdictStatus.SUCCESS, run_id, None, check.evidence)
         return Verdict(VerdictStatus.FAILURE, run_id, check.reason, check.evidence)

@@ -1,0 +1,117 @@
+"""``finish_task``: the model's structured way to end a task, and how its claim becomes an outcome.
+
+The model calls ``finish_task(outcome, summary)`` with ``outcome`` ``succeeded`` (it
+believes the goal is met) or ``failed`` (it could not do it). The harness, not this
+tool, ends the task: it takes the call as the model's *claim* and settles the task's
+*outcome* (``harness_ros.events.Outcome``) with ``settle_outcome``:
+
+    claim failed                             -> failed
+    the evaluator refutes the goal           -> failed     (whatever the claim)
+    claim succeeded, the evaluator confirms  -> succeeded
+    anything else (no evaluator can judge
+    the goal, or no claim was made)          -> unverified
+
+A plain final message (no tool call) stays a fallback. It is parsed conservatively
+(``claim_from_report``): only an explicit ``Outcome: succeeded`` / ``Outcome: failed``
+line (or a JSON object with an ``outcome`` key) is a claim; prose is no claim, so it can
+never turn into ``succeeded``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from harness_ros.events import Outcome
+from harness_ros.tools.contracts import CancelToken, FeedbackSink, ToolSpec, success
+
+__all__ = [
+    "CLAIMS",
+    "FINISH_TASK",
+    "FinishTaskTool",
+    "claim_from_report",
+    "settle_outcome",
+]
+
+FINISH_TASK = "finish_task"
+CLAIMS = ("succeeded", "failed")
+"""What the model may claim; ``unverified`` is the harness's word, never the model's."""
+
+FINISH_TASK_DESCRIPTION = (
+    "End the task. Call it once, as your last action, when the task is done or cannot be done. "
+    "outcome: 'succeeded' only when the tool results and evaluator verdicts show the goal is met; "
+    "'failed' when it is not met or you had to give up. summary: your final report (what was done, "
+    "what was verified, what failed). Where an evaluator can check the goal, the harness checks it: "
+    "a claim it refutes is recorded as failed."
+)
+FINISH_TASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "outcome": {"type": "string", "enum": list(CLAIMS), "description": "succeeded or failed"},
+        "summary": {"type": "string", "minLength": 1, "description": "the final report"},
+    },
+    "required": ["outcome", "summary"],
+    "additionalProperties": False,
+}
+
+_SUCCESS_WORDS = {"succeeded": "succeeded", "success": "succeeded", "failed": "failed", "failure": "failed"}
+_OUTCOME_LINE = re.compile(
+    r"^[\s>#*_-]*outcome[\s*_]*:[\s*_]*(?P<word>[a-z]+)[\s*_.!]*$", re.IGNORECASE | re.MULTILINE
+)
+
+
+class FinishTaskTool:
+    """The ``finish_task`` definition. The harness intercepts the call and ends the task;
+    ``execute`` only echoes the claim (for a registry used outside the harness)."""
+
+    def __init__(self) -> None:
+        self.spec = ToolSpec(
+            name=FINISH_TASK,
+            description=FINISH_TASK_DESCRIPTION,
+            input_schema=json.loads(json.dumps(FINISH_TASK_SCHEMA)),
+        )
+
+    def execute(
+        self,
+        arguments: dict[str, Any],
+        *,
+        cancel: CancelToken,
+        feedback: FeedbackSink | None = None,
+    ) -> dict[str, Any]:
+        return success(outcome=arguments.get("outcome"), summary=arguments.get("summary"))
+
+
+def claim_from_report(text: str | None) -> str | None:
+    """The claim an unstructured final report makes: ``succeeded``, ``failed`` or None.
+
+    Only explicit markers count: one ``Outcome: <word>`` line, or a JSON object whose
+    ``outcome`` is a claim word. Two different claims, or none, are no claim.
+    """
+    if not text or not text.strip():
+        return None
+    found: set[str] = set()
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("outcome"), str):
+            word = _SUCCESS_WORDS.get(data["outcome"].strip().lower())
+            if word is not None:
+                found.add(word)
+    for match in _OUTCOME_LINE.finditer(text):
+        word = _SUCCESS_WORDS.get(match.group("word").lower())
+        found.add(word if word is not None else "?")
+    return found.pop() if len(found) == 1 and "?" not in found else None
+
+
+def settle_outcome(claim: str | None, goal_verdict: str | None) -> Outcome:
+    """The task's outcome from the model's claim and the evaluator's goal verdict status
+    (``success``/``failure``, or None when nothing judged the goal)."""
+    if claim == "failed" or goal_verdict == "failure":
+        return Outcome.FAILED
+    if claim == "succeeded" and goal_verdict == "success":
+        return Outcome.SUCCEEDED
+    return Outcome.UNVERIFIED

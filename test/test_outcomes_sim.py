@@ -1,0 +1,92 @@
+"""The sim evaluator's goal check: a fetch instruction judged on the ground truth."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from harness_ros.evaluation.contracts import VerdictStatus
+from harness_ros.observation.contracts import Observation
+from harness_ros.sim import World, apartment_spec
+
+pytestmark = pytest.mark.ros
+
+FETCH = "Fetch the red cup from the kitchen table and put it on the coffee table."
+
+
+def _state(world: World, stamp: float = 0.0) -> dict[str, Any]:
+    return {**world.ground_truth(), "stamp": stamp}
+
+
+def _fetched(target: str = "coffee_table", *, place: bool = True) -> World:
+    world = World(apartment_spec(), seed=0)
+    assert world.navigate_to("red_cup").success and world.pick_object("red_cup").success
+    if place:
+        assert world.navigate_to(target).success and world.place_object(target).success
+    return world
+
+
+def test_goal_is_the_object_on_the_target_surface() -> None:
+    from harness_ros.ros.sim.evaluator import judge_goal
+
+    done = judge_goal(FETCH, (), _state(_fetched()))
+    assert done is not None and done.ok and "red_cup is on 'coffee_table'" in done.evidence
+    held = judge_goal(FETCH, (), _state(_fetched(place=False)))
+    assert (
+        held is not None
+        and not held.ok
+        and held.reason == "red_cup is still in the gripper, not on coffee_table"
+    )
+    untouched = judge_goal(FETCH, (), _state(World(apartment_spec(), seed=0)))
+    assert untouched is not None and not untouched.ok
+    assert "not on 'coffee_table'" in untouched.reason
+    # The newest revision that names a fetch is the goal.
+    revised = judge_goal(FETCH, ("Put the red cup on the kitchen counter instead.",), _state(_fetched()))
+    assert revised is not None and not revised.ok and "not on 'kitchen_counter'" in revised.reason
+    # Goals it cannot read are not judged (the outcome stays unverified).
+    assert judge_goal("Drive to the kitchen.", (), _state(_fetched())) is None
+    assert judge_goal("Pick up the red cup.", (), _state(_fetched())) is None
+
+
+def test_evaluator_checks_the_goal_on_fresh_ground_truth(ros_context: Any) -> None:
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from std_msgs.msg import String
+
+    from harness_ros.ros.sim.evaluator import GROUND_TRUTH_QOS, SimGroundTruthEvaluator
+
+    node = rclpy.create_node("goal_check_test", context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        evaluator = SimGroundTruthEvaluator(node, "/test/goal_truth", wait_s=5.0)
+        publisher = node.create_publisher(String, "/test/goal_truth", GROUND_TRUTH_QOS)
+        now = node.get_clock().now().nanoseconds / 1e9
+        publisher.publish(String(data=json.dumps(_state(_fetched(place=False), now + 5.0))))
+        verdict = evaluator.evaluate_task(
+            goal=FETCH, revisions=(), run_id="task-1", observation=Observation(0)
+        )
+        assert verdict is not None and verdict.status is VerdictStatus.FAILURE, verdict
+        assert verdict.failure_reason == "red_cup is still in the gripper, not on coffee_table"
+        assert verdict.run_id == "task-1"
+        # A second topic: the first one's fresh state would race with a newer publication.
+        placed = SimGroundTruthEvaluator(node, "/test/goal_truth_placed", wait_s=5.0)
+        node.create_publisher(String, "/test/goal_truth_placed", GROUND_TRUTH_QOS).publish(
+            String(data=json.dumps(_state(_fetched(), now + 5.0)))
+        )
+        confirmed = placed.evaluate_task(
+            goal=FETCH, revisions=(), run_id="task-1", observation=Observation(0)
+        )
+        assert confirmed is not None and confirmed.status is VerdictStatus.SUCCESS, confirmed
+        unreadable = evaluator.evaluate_task(
+            goal="Drive to the kitchen.", revisions=(), run_id="task-2", observation=Observation(0)
+        )
+        assert unreadable is None
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
