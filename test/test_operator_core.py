@@ -124,7 +124,7 @@ def test_follow_up_tasks_see_the_session_and_a_new_session_does_not() -> None:
     list(harness.run("Now put it back.", task_id="b"))
     follow_up = "\n".join(str(m.get("content")) for m in model.seen[-1] if m.get("role") == "user")
     assert "Earlier tasks in this session" in follow_up
-    assert "'Bring the green bottle to the sofa.' -> completed" in follow_up
+    assert "'Bring the green bottle to the sofa.' -> unverified (completed)" in follow_up
     assert 'pick(target="green_bottle") succeeded' in follow_up
     assert "The bottle is on the sofa." in follow_up
     list(harness.run("Something else.", task_id="c", new_session=True))

@@ -87,7 +87,9 @@ def summarize_task(events: list[dict[str, Any]], physical_tools: set[str]) -> Ta
             elif tool in physical_tools and tool != NOTIFY_OPERATOR and len(actions) < _MAX_ACTIONS:
                 actions.append(f"{tool}({_arguments(call.get('arguments'))}) succeeded")
     end = (done or {}).get("data") or {}
-    status = str(end.get("outcome") or end.get("status") or "unfinished")
+    status = str(end.get("status") or "unfinished")
+    if end.get("outcome"):
+        status = f"{end['outcome']} ({status})"  # e.g. "failed (completed)": the outcome matters
     return TaskSummary(
         task_id=str(started.get("task_id")),
         instruction=str(data.get("instruction", "")),
