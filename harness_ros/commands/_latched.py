@@ -17,8 +17,9 @@ from harness_ros.errors import HarnessError
 
 __all__ = ["LatchedTopicClient"]
 
-QUIET_S = 0.3
-"""After the last latched message arrives, how long to wait for more before answering."""
+QUIET_S = 1.0
+"""After the last latched message arrives (or the publisher appears), how long to wait for
+more before answering: latched samples can arrive well after discovery on a loaded host."""
 
 
 class LatchedTopicClient:
