@@ -273,3 +273,18 @@ def test_stable_prefix_between_turns() -> None:
     marked_first, _ = add_cache_breakpoints(first, TOOLS)
     marked_second, _ = add_cache_breakpoints(second, TOOLS)
     assert json.dumps(marked_second[0]) == json.dumps(marked_first[0])
+
+
+def test_harness_task_through_litellm_reports_cached_tokens(anthropic_server: AnthropicLoopback) -> None:
+    """A task on the real adapter: the done event sums what Anthropic reported through litellm."""
+    from harness_ros.harness import Harness
+
+    model = LiteLLMModel(CLAUDE, api_base=anthropic_server.url, api_key="dummy", max_retries=0)
+    events = list(Harness(model=model, tools=[]).run("say hi", task_id="cache-1"))
+    done = events[-1].to_dict()["data"]
+    assert done["status"] == "completed"
+    assert done["tokens"]["cached_prompt_tokens"] == 900
+    assert done["tokens"]["cache_write_tokens"] == 60
+    assert done["tokens"]["prompt_tokens"] == 1000
+    # First turn: system + instruction; the system message carries the breakpoint.
+    assert anthropic_server.bodies[0]["system"][-1]["cache_control"] == {"type": "ephemeral"}
