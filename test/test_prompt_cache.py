@@ -8,9 +8,14 @@ body Anthropic would receive, and the usage it reports comes back through litell
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -288,3 +293,22 @@ def test_harness_task_through_litellm_reports_cached_tokens(anthropic_server: An
     assert done["tokens"]["prompt_tokens"] == 1000
     # First turn: system + instruction; the system message carries the breakpoint.
     assert anthropic_server.bodies[0]["system"][-1]["cache_control"] == {"type": "ephemeral"}
+
+
+def test_bench_prompt_quick_keeps_the_prefix_cacheable() -> None:
+    """bench/bench_prompt.py on a short task: the layout re-sends all older history unchanged."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    run = subprocess.run(
+        [sys.executable, "bench_prompt.py", "--quick", "--views", "1"],
+        cwd=root / "bench",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.count("older history re-sent unchanged at every turn") == 2, run.stdout
+    share = re.search(r"^cacheable prefix: (\d+)%", run.stdout, re.MULTILINE)
+    assert share is not None and int(share.group(1)) >= 90, run.stdout
