@@ -312,3 +312,22 @@ def test_bench_prompt_quick_keeps_the_prefix_cacheable() -> None:
     assert run.stdout.count("older history re-sent unchanged at every turn") == 2, run.stdout
     share = re.search(r"^cacheable prefix: (\d+)%", run.stdout, re.MULTILINE)
     assert share is not None and int(share.group(1)) >= 90, run.stdout
+
+
+def test_bedrock_converse_turns_the_history_breakpoint_into_a_cache_point() -> None:
+    """litellm's Bedrock Converse translation (a litellm internal: skipped if it moves)."""
+    import_litellm()
+    factory = pytest.importorskip("litellm.litellm_core_utils.prompt_templates.factory")
+    convert = getattr(factory, "_bedrock_converse_messages_pt", None)
+    if convert is None:
+        pytest.skip("litellm moved its Bedrock Converse translation")
+    messages, _ = add_cache_breakpoints(_conversation(), TOOLS)
+    converted = convert(
+        messages=messages[1:],
+        model="us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+        llm_provider="bedrock_converse",
+    )
+    blocks = converted[-1]["content"]
+    kinds = [next(iter(block)) for block in blocks]
+    # The cache point follows the tool result and precedes the observation's text and image.
+    assert kinds[:2] == ["toolResult", "cachePoint"] and "cachePoint" not in kinds[2:]

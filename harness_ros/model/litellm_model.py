@@ -130,7 +130,8 @@ def _usage(usage: Any) -> Usage:
 def needs_cache_markers(litellm: Any, model: str, api_base: str | None = None) -> bool:
     """Whether ``model`` is a Claude model behind a provider that caches only at explicit
     ``cache_control`` breakpoints (Anthropic, Bedrock, Vertex AI). Providers that cache
-    prefixes on their own (OpenAI, DeepSeek, ...) need nothing."""
+    prefixes on their own (OpenAI, DeepSeek, ...) need nothing. On Bedrock, litellm itself
+    leaves the markers out for models its cost map lists without prompt caching."""
     if model.startswith(DEMO_PREFIX):
         return False
     try:
