@@ -102,6 +102,13 @@ class ModelConfig(_Model):
     record_file: Path | None = Field(
         default=None, description="Append every request digest and reply as JSONL (for replay)."
     )
+    prompt_cache: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="Prompt-cache breakpoints (litellm cache_control) on the tools, the system message and "
+        "the history before the newest observation. auto: only for Claude on Anthropic, Bedrock or "
+        "Vertex AI, which cache only at such markers (OpenAI and others cache prefixes by themselves); "
+        "on: always (e.g. a gateway that forwards them to Claude); off: never.",
+    )
 
     @field_validator("model", mode="after")
     @classmethod

@@ -30,6 +30,21 @@ def _clearance(data: dict[str, Any]) -> str:
     return "clearance m: " + " ".join(parts) + stale
 
 
+def _tokens(tokens: Any) -> str:
+    """`` | tokens: 12,000 in (10,000 cached), 300 out, 8 images`` from the done event's totals."""
+    if not isinstance(tokens, dict):
+        return ""
+    count = {key: value if isinstance(value, int) else 0 for key, value in tokens.items()}
+    if not any(count.values()):
+        return ""
+    cached = count.get("cached_prompt_tokens", 0)
+    text = f" | tokens: {count.get('prompt_tokens', 0):,} in"
+    text += f" ({cached:,} cached)" if cached else ""
+    text += f", {count.get('completion_tokens', 0):,} out"
+    images = count.get("images", 0)
+    return text + (f", {images} image{'s' if images != 1 else ''}" if images else "")
+
+
 def format_event(event: dict[str, Any]) -> str | None:
     """A display line for one event dict, or None for events not worth a line."""
     kind = event.get("type")
@@ -124,5 +139,5 @@ def format_event(event: dict[str, Any]) -> str | None:
                 f"evaluator: {verdict.get('status')}" if isinstance(verdict, dict) else "goal not checked"
             )
             basis = f" [{said}; {judged}]" if data.get("status") == "completed" else ""
-        return f"{head}{basis}{tail}"
+        return f"{head}{basis}{tail}{_tokens(data.get('tokens'))}"
     return None

@@ -144,12 +144,16 @@ class Scenario:
 class TokenCount:
     prompt: int = 0
     completion: int = 0
+    cached: int = 0
+    """Prompt tokens served from the provider's prompt cache (part of ``prompt``)."""
 
     def __add__(self, other: TokenCount) -> TokenCount:
-        return TokenCount(self.prompt + other.prompt, self.completion + other.completion)
+        return TokenCount(
+            self.prompt + other.prompt, self.completion + other.completion, self.cached + other.cached
+        )
 
     def to_dict(self) -> dict[str, int]:
-        return {"in": self.prompt, "out": self.completion}
+        return {"in": self.prompt, "out": self.completion, "cached": self.cached}
 
 
 @dataclass(frozen=True)

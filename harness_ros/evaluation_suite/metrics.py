@@ -78,7 +78,11 @@ def _usage(data: Mapping[str, Any]) -> TokenCount:
     usage = data.get("usage")
     if not isinstance(usage, Mapping):
         return TokenCount()
-    return TokenCount(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+    return TokenCount(
+        _int(usage.get("prompt_tokens")),
+        _int(usage.get("completion_tokens")),
+        _int(usage.get("cached_prompt_tokens")),
+    )
 
 
 def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:

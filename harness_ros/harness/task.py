@@ -37,7 +37,7 @@ from harness_ros.context import (
 from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
 from harness_ros.harness.calls import CallOutcome
-from harness_ros.model.contracts import ModelReply, ToolCall
+from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
 from harness_ros.observation.contracts import Observation
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, claim_from_report, settle_outcome
@@ -103,6 +103,8 @@ class TaskRunner:
         self._finished = False
         self._revisions: list[str] = []
         self._acting = False
+        self._tokens = dict.fromkeys(Usage().to_dict(), 0)
+        """Decision tokens summed over the task's turns (the done event's ``tokens``)."""
 
     # ------------------------------------------------------------------ events
     def _emit(self, kind: EventType, data: dict[str, Any] | None = None) -> HarnessEvent:
@@ -207,14 +209,18 @@ class TaskRunner:
             end = self._interrupted()
             if end is not None:
                 return end
+            messages = builder.messages(obs_message)
             try:
-                reply = self._h.model.complete(builder.messages(obs_message), tools=builder.tools())
+                reply = self._h.model.complete(messages, tools=builder.tools())
             except LLMError as err:
                 return _End(TaskStatus.FAILED, f"model provider failed: {err}")
             except Exception as err:  # an adapter fault is a provider failure, reported cleanly
                 logger.exception("model call raised")
                 return _End(TaskStatus.FAILED, f"model call raised {type(err).__name__}: {err}")
-            yield self._emit(EventType.MODEL_RESPONSE, _reply_data(reply))
+            data = _reply_data(reply, images=count_images(messages))
+            for key, value in data["usage"].items():
+                self._tokens[key] = self._tokens.get(key, 0) + value
+            yield self._emit(EventType.MODEL_RESPONSE, data)
             end = yield from self._handle_reply(builder, reply, observation)
             if end is not None:
                 return end
@@ -459,6 +465,7 @@ class TaskRunner:
                 "reason": end.reason,
                 "turns": self._turn,
                 "elapsed_s": elapsed,
+                "tokens": dict(self._tokens),
             },
         )
         events.append(done)
@@ -530,7 +537,10 @@ def _assistant_message(text: str | None, calls: list[ToolCall]) -> Message:
     }
 
 
-def _reply_data(reply: ModelReply) -> dict[str, Any]:
+def _reply_data(reply: ModelReply, *, images: int = 0) -> dict[str, Any]:
+    """The model_response event data; ``images`` is what the harness sent in the request."""
+    usage = reply.usage.to_dict()
+    usage["images"] = images or reply.usage.images
     return {
         "text": reply.text,
         "tool_calls": [
@@ -541,10 +551,7 @@ def _reply_data(reply: ModelReply) -> dict[str, Any]:
             }
             for call in reply.tool_calls
         ],
-        "usage": {
-            "prompt_tokens": reply.usage.prompt_tokens,
-            "completion_tokens": reply.usage.completion_tokens,
-        },
+        "usage": usage,
         "model": reply.model,
     }
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["ChatModel", "ModelReply", "ToolCall", "Usage"]
+__all__ = ["ChatModel", "ModelReply", "ToolCall", "Usage", "count_images"]
 
 
 @dataclass(frozen=True)
@@ -22,8 +22,27 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens of one completion as the provider reported them (0: not reported)."""
+
     prompt_tokens: int = 0
+    """All prompt tokens, cached ones included."""
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    """Prompt tokens read from the provider's prompt cache (OpenAI ``cached_tokens``,
+    Anthropic ``cache_read_input_tokens``)."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the cache by this call (Anthropic ``cache_creation_input_tokens``)."""
+    images: int = 0
+    """Images in the request (``image_url`` parts), counted by the client."""
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "images": self.images,
+        }
 
 
 @dataclass(frozen=True)
@@ -46,3 +65,13 @@ class ChatModel(Protocol):
         tools: list[dict[str, Any]] | None = None,
         json_mode: bool = False,
     ) -> ModelReply: ...
+
+
+def count_images(messages: list[dict[str, Any]]) -> int:
+    """Number of ``image_url`` content parts in ``messages`` (what a request sends as images)."""
+    count = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            count += sum(1 for part in content if isinstance(part, dict) and part.get("type") == "image_url")
+    return count

@@ -9,24 +9,35 @@ escapes is an ``LLMError`` naming provider, model and cause.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import importlib
+import io
 import json
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness_ros.errors import LLMError
-from harness_ros.model.contracts import ChatModel, ModelReply, ToolCall, Usage
+from harness_ros.model.contracts import ChatModel, ModelReply, ToolCall, Usage, count_images
 from harness_ros.model.json_parsing import parse_json_loose
 
 if TYPE_CHECKING:
     from harness_ros.config import ModelConfig
     from harness_ros.model.recording import ModelRecorder
 
-__all__ = ["DEMO_PREFIX", "LiteLLMModel", "complete_json", "import_litellm"]
+__all__ = [
+    "DEMO_PREFIX",
+    "LiteLLMModel",
+    "PromptCache",
+    "add_cache_breakpoints",
+    "complete_json",
+    "import_litellm",
+    "needs_cache_markers",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +45,10 @@ DEMO_PREFIX = "harness_demo/"
 """Model strings served by the scripted demo policy (a litellm custom provider)."""
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+PromptCache = Literal["auto", "on", "off"]
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+"""litellm's cache breakpoint marker (Anthropic ``cache_control``)."""
+_CLAUDE_HOSTS = frozenset({"bedrock", "vertex_ai", "vertex_ai_beta"})
 _REGISTER_LOCK = threading.Lock()
 
 
@@ -87,6 +102,95 @@ def _parse_arguments(raw: Any) -> tuple[str, dict[str, Any] | None]:
     return text, value if isinstance(value, dict) else None
 
 
+def _field(obj: Any, key: str) -> Any:
+    """``obj.key`` or ``obj[key]``: litellm hands usage back as objects or plain dicts."""
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _usage(usage: Any) -> Usage:
+    # litellm normalises Anthropic's cache reads into prompt_tokens_details.cached_tokens as
+    # well; the top-level Anthropic field is the fallback for versions or paths that do not.
+    cached = _count(_field(_field(usage, "prompt_tokens_details"), "cached_tokens")) or _count(
+        _field(usage, "cache_read_input_tokens")
+    )
+    return Usage(
+        prompt_tokens=_count(_field(usage, "prompt_tokens")),
+        completion_tokens=_count(_field(usage, "completion_tokens")),
+        cached_prompt_tokens=cached,
+        cache_write_tokens=_count(_field(usage, "cache_creation_input_tokens")),
+    )
+
+
+def needs_cache_markers(litellm: Any, model: str, api_base: str | None = None) -> bool:
+    """Whether ``model`` is a Claude model behind a provider that caches only at explicit
+    ``cache_control`` breakpoints (Anthropic, Bedrock, Vertex AI). Providers that cache
+    prefixes on their own (OpenAI, DeepSeek, ...) need nothing. On Bedrock, litellm itself
+    leaves the markers out for models its cost map lists without prompt caching."""
+    if model.startswith(DEMO_PREFIX):
+        return False
+    try:
+        # get_llm_provider prints a provider list to stdout when it cannot resolve a name.
+        with contextlib.redirect_stdout(io.StringIO()):
+            base_model, provider, _, _ = litellm.get_llm_provider(model=model, api_base=api_base)
+    except Exception:  # noqa: BLE001 - litellm raises its BadRequestError for an unknown name: use the bare name
+        base_model, provider = model, ""
+    provider = str(provider or "")
+    claude = "claude" in str(base_model).lower()
+    if provider == "anthropic":
+        return True
+    return claude and (provider in _CLAUDE_HOSTS or not provider)
+
+
+def _mark_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``message`` whose last content block carries the cache breakpoint."""
+    marked = dict(message)
+    content = message.get("content")
+    if message.get("role") == "tool":
+        # litellm puts a message-level marker on the tool_result block itself.
+        marked["cache_control"] = dict(EPHEMERAL)
+    elif isinstance(content, str) and content:
+        marked["content"] = [{"type": "text", "text": content, "cache_control": dict(EPHEMERAL)}]
+    elif isinstance(content, list) and content and isinstance(content[-1], dict):
+        marked["content"] = [*content[:-1], {**content[-1], "cache_control": dict(EPHEMERAL)}]
+    elif message.get("tool_calls"):
+        # An assistant turn with only tool calls: litellm carries the marker on the tool_use block.
+        calls = list(message["tool_calls"])
+        calls[-1] = {**calls[-1], "cache_control": dict(EPHEMERAL)}
+        marked["tool_calls"] = calls
+    else:
+        marked["cache_control"] = dict(EPHEMERAL)  # message level (litellm reads it on tool results)
+    return marked
+
+
+def add_cache_breakpoints(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """Copies of ``messages`` and ``tools`` with at most three cache breakpoints (Anthropic
+    allows four): the last tool definition, the system message, and the last message before
+    the newest user message (the Refreshed observation or a new instruction, which changes
+    every turn). The prefix up to each breakpoint is then cached and re-read next turn;
+    Anthropic looks back from a breakpoint for an earlier cached prefix, so the one on the
+    growing history finds the previous turn's entry. Inputs are never mutated."""
+    marked = list(messages)
+    if marked and marked[0].get("role") == "system":
+        marked[0] = _mark_message(marked[0])
+    last = len(marked) - 1
+    if last >= 1 and marked[last].get("role") == "user":
+        last -= 1  # the newest user message is new this turn: nothing before it to re-read
+    if last >= 1:
+        marked[last] = _mark_message(marked[last])
+    marked_tools = None
+    if tools:
+        marked_tools = [*tools[:-1], {**tools[-1], "cache_control": dict(EPHEMERAL)}]
+    return marked, marked_tools
+
+
 def _to_reply(response: Any, fallback_model: str) -> ModelReply:
     choices = getattr(response, "choices", None) or []
     if not choices:
@@ -104,14 +208,10 @@ def _to_reply(response: Any, fallback_model: str) -> ModelReply:
                 arguments=arguments,
             )
         )
-    usage = getattr(response, "usage", None)
     return ModelReply(
         text=getattr(message, "content", None),
         tool_calls=tuple(calls),
-        usage=Usage(
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        ),
+        usage=_usage(getattr(response, "usage", None)),
         model=str(getattr(response, "model", None) or fallback_model),
     )
 
@@ -133,11 +233,14 @@ class LiteLLMModel:
         retry_backoff_s: float = 1.0,
         completion_kwargs: Mapping[str, Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        prompt_cache: PromptCache = "auto",
     ) -> None:
         if not model or not model.strip():
             raise LLMError("Model string is empty")
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries!r}")
+        if prompt_cache not in ("auto", "on", "off"):
+            raise ValueError(f"prompt_cache must be 'auto', 'on' or 'off', got {prompt_cache!r}")
         self.name = model
         self.api_base = api_base
         self._api_key = api_key
@@ -149,6 +252,8 @@ class LiteLLMModel:
         self.retry_backoff_s = retry_backoff_s
         self._extra = dict(completion_kwargs or {})
         self._sleep = sleep
+        self.prompt_cache: PromptCache = prompt_cache
+        self._markers: bool | None = None
 
     @classmethod
     def from_config(cls, cfg: ModelConfig, *, model: str | None = None, **kwargs: Any) -> LiteLLMModel:
@@ -166,6 +271,7 @@ class LiteLLMModel:
             "max_retries": cfg.max_retries,
             "temperature": cfg.temperature,
             "max_tokens": cfg.max_tokens,
+            "prompt_cache": cfg.prompt_cache,
         }
         # Callers may override a setting (check --online makes one attempt, no retries).
         settings.update(kwargs)
@@ -175,9 +281,24 @@ class LiteLLMModel:
     def provider(self) -> str:
         return self.name.split("/", 1)[0] if "/" in self.name else "unknown"
 
+    def cache_markers(self, litellm: Any) -> bool:
+        """Whether requests carry ``cache_control`` breakpoints (resolved once per model)."""
+        if self.prompt_cache != "auto":
+            return self.prompt_cache == "on"
+        if self._markers is None:
+            self._markers = needs_cache_markers(litellm, self.name, self.api_base)
+        return self._markers
+
     def _request(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, json_mode: bool
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        json_mode: bool,
+        *,
+        cache_markers: bool = False,
     ) -> dict[str, Any]:
+        if cache_markers:
+            messages, tools = add_cache_breakpoints(messages, tools)
         request: dict[str, Any] = {
             "model": self.name,
             "messages": messages,
@@ -219,7 +340,7 @@ class LiteLLMModel:
         litellm = import_litellm()
         if self.name.startswith(DEMO_PREFIX):
             _ensure_demo_provider(litellm)
-        request = self._request(messages, tools, json_mode)
+        request = self._request(messages, tools, json_mode, cache_markers=self.cache_markers(litellm))
         attempt = 0
         while True:
             attempt += 1
@@ -247,6 +368,10 @@ class LiteLLMModel:
                 )
                 self._sleep(delay)
         reply = _to_reply(response, self.name)
+        images = count_images(messages)
+        if images:
+            reply = dataclasses.replace(reply, usage=dataclasses.replace(reply.usage, images=images))
+        # The recorder digests the unmarked request, so a recording replays whatever prompt_cache says.
         if self.recorder is not None:
             self.recorder.record(messages, tools=tools, json_mode=json_mode, reply=reply)
         return reply

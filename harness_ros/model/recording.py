@@ -82,10 +82,7 @@ def reply_to_dict(reply: ModelReply) -> dict[str, Any]:
             {"id": call.id, "name": call.name, "arguments_json": call.arguments_json}
             for call in reply.tool_calls
         ],
-        "usage": {
-            "prompt_tokens": reply.usage.prompt_tokens,
-            "completion_tokens": reply.usage.completion_tokens,
-        },
+        "usage": reply.usage.to_dict(),
         "model": reply.model,
     }
 
@@ -112,7 +109,7 @@ def reply_from_dict(raw: dict[str, Any]) -> ModelReply:
     return ModelReply(
         text=raw.get("text"),
         tool_calls=calls,
-        usage=Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
+        usage=Usage(**{key: int(usage.get(key) or 0) for key in Usage().to_dict()}),
         model=str(raw.get("model", "")),
     )
 

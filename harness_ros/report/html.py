@@ -307,7 +307,26 @@ def _decision(turn: TurnRecord) -> str:
             parts.append(_pre(call.get("arguments", {})))
         if not text and not calls:
             parts.append('<p class="muted">The model replied with neither text nor a tool call.</p>')
+        parts.append(_usage_line(event.data.get("usage")))
     return "".join(parts)
+
+
+def _usage_line(usage: Any) -> str:
+    """Tokens of one decision: prompt (of which cached), completion, images sent."""
+    if not isinstance(usage, dict):
+        return ""
+    count = {key: int(value) if _number(value) is not None else 0 for key, value in usage.items()}
+    if not any(count.values()):
+        return ""
+    prompt, cached = count.get("prompt_tokens", 0), count.get("cached_prompt_tokens", 0)
+    text = f"Tokens: {prompt:,} prompt"
+    if cached:
+        share = f" ({100 * cached / prompt:.0f}%)" if prompt else ""
+        text += f", {cached:,} of them cached{share}"
+    if count.get("cache_write_tokens"):
+        text += f", {count['cache_write_tokens']:,} written to the cache"
+    text += f"; {count.get('completion_tokens', 0):,} completion; {count.get('images', 0)} images sent"
+    return f'<p class="muted tokens">{_e(text)}</p>'
 
 
 def _safety(turn: TurnRecord) -> str:
