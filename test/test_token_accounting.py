@@ -106,9 +106,9 @@ def test_usage_per_turn_and_totals_in_events_and_run_log(tmp_path: Path) -> None
 def test_final_line_and_report_show_tokens(tmp_path: Path) -> None:
     events, folder = _run(tmp_path)
     line = format_event(events[-1])
-    assert (
-        line
-        == "done: UNVERIFIED, status completed [no claim by the model; goal not checked] | tokens: 2,200 in (1,900 cached), 30 out, 4 images"
+    assert line == (
+        "done: UNVERIFIED, status completed [no claim by the model; goal not checked]"
+        " | tokens: 2,200 in (1,900 cached), 30 out, 4 images"
     )
     page = render_report(folder)
     assert (
