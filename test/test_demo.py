@@ -94,6 +94,12 @@ def test_scripted_demo_end_to_end(tmp_path: Path, ros_env: dict[str, str]) -> No
         == 2
     )
     assert POLICY_LABEL in _done(first)["report"]
+    # Task 1 says "a cup": two objects match, so the robot asked and the runner answered.
+    assert "QUESTION for the operator: The instruction fits 2 objects." in result.stdout
+    assert "operator answered: The red cup, from the kitchen table." in result.stdout
+    assert "operator (the demo runner, through harness-ros answer): answered q-" in result.stdout
+    asks = [e for e in first["trajectory"]["events"] if e["tool"] == "ask_operator"]
+    assert [e["result"]["answer"] for e in asks] == ["The red cup, from the kitchen table."]
     _check_first_task(first)
     _check_memory(workdir, first["events"][0]["task_id"])
 

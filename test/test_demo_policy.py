@@ -64,8 +64,46 @@ def test_parse_fetch_goal_handles_ids_bare_surfaces_and_unknown_objects() -> Non
 
 def test_every_demo_task_parses_to_its_object_and_target() -> None:
     for task in DEMO_TASKS:
-        goal = parse_fetch_goal(task.instruction)
+        text = task.instruction if task.operator_answer is None else f"{task.object_id} {task.instruction}"
+        goal = parse_fetch_goal(text)
         assert goal is not None and (goal.object_id, goal.target) == (task.object_id, task.target)
+
+
+def _with_ask(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ask = {"type": "function", "function": {"name": "ask_operator", "description": "Ask.", "parameters": {}}}
+    return [*tools, ask]
+
+
+def test_an_ambiguous_instruction_is_asked_about_then_the_answer_is_fetched() -> None:
+    ambiguous = DEMO_TASKS[0]
+    assert ambiguous.operator_answer is not None
+    question = decide(ambiguous.instruction, [], _with_ask(_tools()))
+    assert question.tool == "ask_operator"
+    assert question.arguments["choices"] == [
+        "red cup from the kitchen table",
+        "blue mug from the kitchen counter",
+    ]
+    assert POLICY_LABEL in question.text
+    answered = Step(
+        "ask_operator", question.arguments, {"success": True, "answer": ambiguous.operator_answer}
+    )
+    first = decide(ambiguous.instruction, [answered], _with_ask(_tools()))
+    assert (first.tool, first.arguments) == ("navigate_to", {"target": "kitchen_table"})
+    # The fetch then runs as for a named object, and the report lists only robot steps.
+    steps = [answered, Step("navigate_to", {"target": "kitchen_table"}, _ok())]
+    assert decide(ambiguous.instruction, steps, _with_ask(_tools())).arguments == {"object_id": "red_cup"}
+
+
+def test_no_answer_or_an_answer_naming_nothing_means_nothing_is_done() -> None:
+    instruction = DEMO_TASKS[0].instruction
+    silent = Step("ask_operator", {}, _fail("no answer from the operator within 120 s"))
+    final = decide(instruction, [silent], _with_ask(_tools()))
+    assert final.final and final.outcome == "failed" and "no answer" in final.report
+    vague = Step("ask_operator", {}, {"success": True, "answer": "whatever you like"})
+    final = decide(instruction, [vague], _with_ask(_tools()))
+    assert final.final and "names none of red_cup, blue_mug" in final.report
+    # Without the tool there is nobody to ask: it does not guess.
+    assert decide(instruction, [], _tools()).final
 
 
 # ---------------------------------------------------------------------- decisions

@@ -202,3 +202,28 @@ def test_an_operator_answer_is_operator_text_for_memory(tmp_path: Any) -> None:
 
     assert decisions(tmp_path / "a", trajectory("ask_operator")) == [(True, "accepted")]
     assert decisions(tmp_path / "b", trajectory("read_sign"))[0][0] is False
+
+
+def test_the_goal_check_judges_what_the_operator_chose() -> None:
+    from harness_ros.evaluation import Verdict, VerdictStatus
+
+    class GoalJudge:
+        def __init__(self) -> None:
+            self.revisions: list[str] = []
+
+        def evaluate(self, **_: Any) -> Verdict:  # per-tool checks: not used here
+            raise AssertionError("no evaluated tool in this task")
+
+        def evaluate_task(self, *, goal: str, revisions: Any, run_id: str, observation: Any) -> Verdict:
+            self.revisions = list(revisions)
+            return Verdict(VerdictStatus.SUCCESS, run_id, None, "checked")
+
+    judge = GoalJudge()
+    model = Script(
+        call("ask_operator", question="Which cup?"),
+        call("finish_task", outcome="succeeded", summary="Done."),
+    )
+    harness = Harness(model=model, operator=Channel("The red cup."), evaluator=judge)
+    events = list(harness.run("Fetch a cup and put it on the coffee table.", task_id="t5"))
+    assert judge.revisions == ["The red cup. Fetch a cup and put it on the coffee table."]
+    assert events[-1].data["outcome"] == "succeeded"

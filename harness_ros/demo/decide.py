@@ -13,6 +13,10 @@ ground truth. Order of work for "fetch OBJECT from SOURCE and put it on TARGET":
 4. ``finish_task`` with the final report as its summary, stating only what results and
    verdicts showed; outcome ``succeeded`` only after a place the tool reported done
    (the harness then checks the goal itself), else ``failed``.
+
+When the instruction names no object but a kind that fits several ("a cup": the red
+cup and the blue mug), it asks the operator first (``ask_operator``, when the tool is
+offered) and fetches what the answer names; no answer means it does nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness_ros.context.history import REVISION_HEADER, TASK_HEADER
-from harness_ros.demo.scenarios import Vocabulary, parse_fetch_goal
+from harness_ros.demo.scenarios import (
+    FetchGoal,
+    Vocabulary,
+    apartment_vocabulary,
+    matching_objects,
+    parse_fetch_goal,
+)
+from harness_ros.operator.contracts import ASK_OPERATOR
 from harness_ros.tools.finish_task import FINISH_TASK
 from harness_ros.tools.registry import EXPERIENCE_HEADING
 
@@ -234,6 +245,47 @@ def _report(steps: Sequence[Step], headline: str, *, succeeded: bool = False) ->
     return Decision(report, FINISH, {"outcome": outcome, "summary": report})
 
 
+def _offers(tools: Sequence[dict[str, Any]] | None, name: str) -> bool:
+    return any((definition.get("function") or {}).get("name") == name for definition in tools or ())
+
+
+def _ask_which(
+    instruction: str,
+    steps: Sequence[Step],
+    tools: Sequence[dict[str, Any]] | None,
+    vocabulary: Vocabulary | None,
+) -> Decision | FetchGoal | None:
+    """For an instruction that fits several objects: the question, the goal the answer
+    names, a report that nobody answered, or None (not ambiguous, or no way to ask)."""
+    vocabulary = vocabulary or apartment_vocabulary()
+    candidates = matching_objects(instruction, vocabulary)
+    if len(candidates) < 2 or not _offers(tools, ASK_OPERATOR):
+        return None
+    asked = _last(steps, ASK_OPERATOR)
+    if asked is None:
+        places = dict(vocabulary.places)
+        choices = [
+            f"{obj.replace('_', ' ')} from the {places[obj].replace('_', ' ')}" if obj in places else obj
+            for obj in candidates
+        ]
+        question = (
+            f"The instruction fits {len(candidates)} objects. Which one do you mean: {' or '.join(choices)}?"
+        )
+        why = f"'{instruction}' could mean {', '.join(candidates)}: asking instead of guessing."
+        return _call(ASK_OPERATOR, {"question": question, "choices": choices}, why)
+    if not asked.ok:
+        return _report(
+            [], f"I asked which object to fetch but got no answer ({asked.reason}), so I did nothing."
+        )
+    answer = str(asked.result.get("answer") or "")
+    chosen = parse_fetch_goal(answer, vocabulary)
+    if chosen is None or chosen.object_id not in candidates:
+        return _report([], f"The answer {answer!r} names none of {', '.join(candidates)}, so I did nothing.")
+    wanted = parse_fetch_goal(f"{chosen.object_id} {instruction}", vocabulary)
+    target = wanted.target if wanted is not None else None
+    return FetchGoal(chosen.object_id, chosen.source, target or chosen.target)
+
+
 def decide(
     instruction: str,
     steps: Sequence[Step],
@@ -242,6 +294,13 @@ def decide(
 ) -> Decision:
     """The next decision for a fetch instruction, from the steps taken so far."""
     goal = parse_fetch_goal(instruction, vocabulary)
+    if goal is None:
+        resolved = _ask_which(instruction, steps, tools, vocabulary)
+        if isinstance(resolved, Decision):
+            return resolved
+        goal = resolved
+    # The question is settled: the fetch below works on the robot's own steps.
+    steps = [step for step in steps if step.tool != ASK_OPERATOR]
     if goal is None:
         return _report(steps, "I did not find an object I know in the instruction, so I did nothing.")
     obj = goal.object_id

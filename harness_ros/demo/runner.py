@@ -334,16 +334,20 @@ class DemoRunner:
             events.append(event)
             self._print_event(event)
 
-        done = follow_task(
-            task.instruction,
-            node_name=_NODE,
-            timeout_s=self.options.task_timeout_s,
-            connect_timeout_s=15.0,
-            printer=printer,
-            # What task 2 knows of task 1 must come from memory (the point of the demo),
-            # not from the session summary.
-            new_session=True,
-        )
+        answerer = self._start_answerer(task)
+        try:
+            done = follow_task(
+                task.instruction,
+                node_name=_NODE,
+                timeout_s=self.options.task_timeout_s,
+                connect_timeout_s=15.0,
+                printer=printer,
+                # What task 2 knows of task 1 must come from memory (the point of the demo),
+                # not from the session summary.
+                new_session=True,
+            )
+        finally:
+            self._stop_answerer(answerer)
         outcome = TaskOutcome(task, str(done.get("status") or "unknown"), events=events)
         outcome.outcome = str(done.get("outcome") or "none")
         outcome.report = str(done.get("report") or "")
@@ -363,6 +367,47 @@ class DemoRunner:
         self.out(f"  outcome: {outcome.outcome.upper()} ({_outcome_basis(done)})")
         self.out(f"  status: {outcome.status}; goal {mark}: {outcome.verification}")
         return outcome
+
+    def _start_answerer(self, task: DemoTask) -> subprocess.Popen[str] | None:
+        """``harness-ros answer`` in the background, standing in for the operator: it waits
+        for the robot's question and answers it with the task's scripted answer."""
+        if task.operator_answer is None:
+            return None
+        self.out(f"  (the demo runner plays the operator: it will answer {task.operator_answer!r})")
+        command = [
+            *_CLI,
+            "answer",
+            "--text",
+            task.operator_answer,
+            "--node",
+            _NODE,
+            "--timeout",
+            f"{self.options.task_timeout_s:g}",
+        ]
+        return subprocess.Popen(
+            command,
+            env=dict(os.environ),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def _stop_answerer(self, answerer: subprocess.Popen[str] | None) -> None:
+        if answerer is None:
+            return
+        if answerer.poll() is None:  # the model did not ask (a real model decides itself)
+            answerer.terminate()
+        try:
+            output, _ = answerer.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            answerer.kill()
+            output, _ = answerer.communicate(timeout=5)
+        answered = [line for line in (output or "").splitlines() if line.startswith("answered ")]
+        if answered:
+            self.out(f"  operator (the demo runner, through harness-ros answer): {answered[-1]}")
+        else:
+            self.out("  (no question was asked: the model did not ask the operator)")
 
     # -------------------------------------------------------------- summary
     def _print_learning(self, outcomes: Sequence[TaskOutcome]) -> None:

@@ -13,7 +13,15 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["DEMO_TASKS", "DemoTask", "FetchGoal", "Vocabulary", "apartment_vocabulary", "parse_fetch_goal"]
+__all__ = [
+    "DEMO_TASKS",
+    "DemoTask",
+    "FetchGoal",
+    "Vocabulary",
+    "apartment_vocabulary",
+    "matching_objects",
+    "parse_fetch_goal",
+]
 
 
 @dataclass(frozen=True)
@@ -24,14 +32,17 @@ class DemoTask:
     instruction: str
     object_id: str
     target: str
+    operator_answer: str | None = None
+    """What the demo runner answers when the robot asks (``harness-ros answer``)."""
 
 
 DEMO_TASKS: tuple[DemoTask, ...] = (
     DemoTask(
-        title="fetch the red cup (it needs a closer approach: the robot learns this)",
-        instruction="Fetch the red cup from the kitchen table and put it on the coffee table.",
+        title="fetch a cup (two match, so the robot asks; the red one needs a closer approach)",
+        instruction="Fetch a cup from the kitchen and put it on the coffee table.",
         object_id="red_cup",
         target="coffee_table",
+        operator_answer="The red cup, from the kitchen table.",
     ),
     DemoTask(
         title="fetch the green bottle (a similar task that benefits from the lesson)",
@@ -48,6 +59,26 @@ class Vocabulary:
 
     objects: tuple[str, ...]
     surfaces: tuple[str, ...]
+    places: tuple[tuple[str, str], ...] = ()
+    """(object id, the surface it starts on)."""
+
+
+_KINDS: dict[str, tuple[str, ...]] = {
+    "cup": ("cup", "mug"),
+    "mug": ("cup", "mug"),
+    "drink": ("cup", "mug", "bottle"),
+    "bottle": ("bottle",),
+}
+"""A word a person uses for a kind of object -> the id endings it can mean."""
+
+
+def matching_objects(instruction: str, vocabulary: Vocabulary | None = None) -> list[str]:
+    """Objects an instruction may mean by a kind ("a cup": red_cup and blue_mug) when it
+    names none by id; several matches make the instruction ambiguous."""
+    vocabulary = vocabulary or apartment_vocabulary()
+    words = set(re.findall(r"[a-z]+", instruction.lower()))
+    endings = {ending for word in words for ending in _KINDS.get(word, ())}
+    return [obj for obj in vocabulary.objects if obj.rsplit("_", 1)[-1] in endings]
 
 
 @cache
@@ -59,6 +90,7 @@ def apartment_vocabulary() -> Vocabulary:
     return Vocabulary(
         objects=tuple(o.id for o in spec.objects),
         surfaces=tuple(b.id for b in spec.boxes if b.kind == "surface"),
+        places=tuple((o.id, o.surface) for o in spec.objects),
     )
 
 

@@ -351,7 +351,12 @@ class TaskRunner:
             if self._h.memory is not None:
                 self._h.memory.set_phase("evaluating")
             observation = self._h.calls.post_execution_observation()
-            verdict = gate.judge_task(self._instruction, self._revisions, self._active.task_id, observation)
+            verdict = gate.judge_task(
+                self._instruction,
+                [*self._revisions, *self._clarifications()],
+                self._active.task_id,
+                observation,
+            )
             if verdict is not None:
                 goal_verdict = verdict.to_dict()
                 yield self._emit(
@@ -367,6 +372,21 @@ class TaskRunner:
             goal_verdict=goal_verdict,
             finished_by=finished_by,
         )
+
+    def _clarifications(self) -> list[str]:
+        """The operator's answers to ``ask_operator``, each read with the goal it clarifies
+        ("The red cup." + "Fetch a cup ... on the coffee table"), newest last: the goal check
+        then judges what the operator chose, not the ambiguous instruction alone."""
+        goal = self._goal()
+        answers = [
+            str(record["result"].get("answer"))
+            for record in self._records
+            if record.get("tool") == "ask_operator"
+            and isinstance(record.get("result"), dict)
+            and record["result"].get("success") is True
+            and record["result"].get("answered_by") == "operator"
+        ]
+        return [f"{answer} {goal}" for answer in answers]
 
     def _goal(self) -> str:
         """The goal the task is judged against: the newest revision, else the instruction."""
