@@ -10,12 +10,34 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 from harness_ros.errors import HarnessError
 
-__all__ = ["LatchedTopicClient"]
+__all__ = ["LatchedTopicClient", "latched_session"]
+
+_Client = TypeVar("_Client", bound="LatchedTopicClient")
+
+
+@contextmanager
+def latched_session(ros_args: list[str], make: Callable[[Any], _Client]) -> Iterator[_Client]:
+    """A client built by ``make(context)`` in its own rclpy context, closed and shut down after."""
+    import rclpy
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context, args=["harness-ros", *ros_args])
+    try:
+        client = make(context)
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        context.try_shutdown()
+
 
 QUIET_S = 1.0
 """After the last latched message arrives (or the publisher appears), how long to wait for
@@ -78,6 +100,16 @@ class LatchedTopicClient:
 
     def pending(self) -> list[dict[str, Any]]:
         return [body for body in self.messages.values() if body.get("status") == "pending"]
+
+    def print_pending(self, hint: str, what: str, describe: Callable[[dict[str, Any]], str]) -> int:
+        """``--list``: one line per pending message."""
+        self.collect(hint)
+        pending = self.pending()
+        if not pending:
+            print(f"no pending {what} on {self.harness}")
+        for body in pending:
+            print(describe(body))
+        return 0
 
     def reply(self, topic: str, text: str, key_value: str) -> str:
         """Publish ``text`` on ``<harness_node>/<topic>`` and wait for the status update of

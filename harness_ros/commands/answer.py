@@ -16,10 +16,12 @@ import sys
 import time
 from typing import Any
 
-from harness_ros.commands._latched import LatchedTopicClient
+from harness_ros.commands._latched import LatchedTopicClient, latched_session
 from harness_ros.errors import HarnessError
 
 __all__ = ["register"]
+
+_HINT = "is it running with operator.enabled, and is --node right?"
 
 
 def register(subparsers: Any) -> None:
@@ -49,21 +51,12 @@ def _handle(args: argparse.Namespace) -> int:
     if args.text is not None and not args.text.strip():
         print("error: --text is empty", file=sys.stderr)
         return 2
-    import rclpy
-    from rclpy.context import Context
-
-    context = Context()
-    rclpy.init(context=context, args=["harness-ros", *args.ros_args])
-    try:
-        session = _Session(context, args.node.rstrip("/"), args.timeout)
-        try:
-            if args.list_pending:
-                return session.list_pending()
-            return session.answer(args.question_id, args.text)
-        finally:
-            session.close()
-    finally:
-        context.try_shutdown()
+    with latched_session(
+        args.ros_args, lambda c: _Session(c, args.node.rstrip("/"), args.timeout)
+    ) as session:
+        if args.list_pending:
+            return session.print_pending(_HINT, "questions", _describe)
+        return session.answer(args.question_id, args.text)
 
 
 class _Session(LatchedTopicClient):
@@ -76,20 +69,10 @@ class _Session(LatchedTopicClient):
             context, harness_node, timeout_s, topic=QUESTIONS_TOPIC, key="question_id", name="harness_answer"
         )
 
-    def list_pending(self) -> int:
-        self.collect("is it running with operator.enabled, and is --node right?")
-        pending = self.pending()
-        if not pending:
-            print(f"no pending questions on {self.harness}")
-            return 0
-        for body in pending:
-            print(_describe(body))
-        return 0
-
     def answer(self, question_id: str | None, text: str | None) -> int:
         from harness_ros.ros.operator import ANSWERS_TOPIC, answer_json
 
-        self.collect("is it running with operator.enabled, and is --node right?")
+        self.collect(_HINT)
         if question_id is None:
             # Interactive: the newest pending question (waiting for one within --timeout).
             self.spin_until(lambda: bool(self.pending()))

@@ -13,10 +13,12 @@ import argparse
 import sys
 from typing import Any
 
-from harness_ros.commands._latched import LatchedTopicClient
+from harness_ros.commands._latched import LatchedTopicClient, latched_session
 from harness_ros.errors import HarnessError
 
 __all__ = ["register"]
+
+_HINT = "is it running with an approval-gated tool, and is --node right?"
 
 
 def register(subparsers: Any) -> None:
@@ -38,21 +40,12 @@ def _handle(args: argparse.Namespace) -> int:
     if args.list_pending == bool(args.request_id):
         print("error: give a REQUEST_ID or --list (not both)", file=sys.stderr)
         return 2
-    import rclpy
-    from rclpy.context import Context
-
-    context = Context()
-    rclpy.init(context=context, args=["harness-ros", *args.ros_args])
-    try:
-        session = _Session(context, args.node.rstrip("/"), args.timeout)
-        try:
-            if args.list_pending:
-                return session.list_pending()
-            return session.decide(args.request_id, approved=not args.deny)
-        finally:
-            session.close()
-    finally:
-        context.try_shutdown()
+    with latched_session(
+        args.ros_args, lambda c: _Session(c, args.node.rstrip("/"), args.timeout)
+    ) as session:
+        if args.list_pending:
+            return session.print_pending(_HINT, "approval requests", _describe)
+        return session.decide(args.request_id, approved=not args.deny)
 
 
 class _Session(LatchedTopicClient):
@@ -65,21 +58,10 @@ class _Session(LatchedTopicClient):
             context, harness_node, timeout_s, topic=REQUESTS_TOPIC, key="request_id", name="harness_approve"
         )
 
-    def list_pending(self) -> int:
-        self.collect("is it running with an approval-gated tool, and is --node right?")
-        pending = self.pending()
-        if not pending:
-            print(f"no pending approval requests on {self.harness}")
-            return 0
-        for body in pending:
-            arguments = json_text(body.get("arguments"))
-            print(f"{body['request_id']}  {body.get('tool')}  {arguments}")
-        return 0
-
     def decide(self, request_id: str, *, approved: bool) -> int:
         from harness_ros.ros.approval import DECISIONS_TOPIC, decision_json
 
-        self.collect("is it running with an approval-gated tool, and is --node right?")
+        self.collect(_HINT)
         body = self.messages.get(request_id)
         if body is None or body.get("status") != "pending":
             state = "unknown" if body is None else f"already {body.get('status')}"
@@ -91,6 +73,10 @@ class _Session(LatchedTopicClient):
             raise HarnessError(f"request {request_id!r} ended {status!r}, not {wanted!r}")
         print(f"{wanted} {request_id} ({body.get('tool')})")
         return 0
+
+
+def _describe(body: dict[str, Any]) -> str:
+    return f"{body['request_id']}  {body.get('tool')}  {json_text(body.get('arguments'))}"
 
 
 def json_text(value: Any, limit: int = 200) -> str:
