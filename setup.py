@@ -49,5 +49,10 @@ setup(
             "sim_robot = harness_ros.ros.sim.node:main",
             "gz_manipulation = harness_ros.ros.gz.node:main",
         ],
+        # The package's own simulated robot plugs in like a user's code would.
+        "harness_ros.plugins": [
+            "demo = harness_ros.demo.plugin:register",
+            "sim = harness_ros.ros.sim.plugin:register",
+        ],
     },
 )

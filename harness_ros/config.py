@@ -476,8 +476,13 @@ class ToolBinding(_Model):
 
 
 class EvaluatorConfig(_Model):
-    kind: Literal["none", "model", "sim"] = Field(
-        default="none", description="'model': a vision model judges; 'sim': the sim's ground truth."
+    kind: str = Field(
+        default="none",
+        pattern=r"^[a-z][a-z0-9_]*$",
+        description=(
+            "'none'; 'model': a vision model judges; or a kind a plugin registers "
+            "('sim': the simulated robot's ground truth, from the package's own plugin)."
+        ),
     )
     model: str | None = Field(default=None, description="Model for the evaluator; default: the main model.")
     ground_truth_topic: str = Field(default="/sim/ground_truth", description="For kind 'sim'.")
@@ -583,6 +588,13 @@ class HarnessConfig(_Model):
         default_factory=list, description="Robot actions and services exposed to the model as typed tools."
     )
     evaluator: EvaluatorConfig = Field(default_factory=EvaluatorConfig)
+    plugins: list[str] = Field(
+        default_factory=list,
+        description=(
+            "'package.module:callable' entries that add tools, hooks, evaluators, model providers or "
+            "observation extras (after the installed 'harness_ros.plugins' entry points)."
+        ),
+    )
     safety: SafetyConfig = Field(default_factory=SafetyConfig)
     record: RecordConfig = Field(default_factory=RecordConfig)
     task_api: TaskApiConfig = Field(default_factory=TaskApiConfig)
@@ -731,7 +743,7 @@ def load_config(path: str | Path) -> HarnessConfig:
     return config.model_copy(update={"source": path.resolve()})
 
 
-YAML_STRING_KEYS = frozenset({"tools", "observations.views", "record.throttle_hz"})
+YAML_STRING_KEYS = frozenset({"tools", "observations.views", "record.throttle_hz", "plugins"})
 """Keys whose value is a list or a free-form mapping: one ROS parameter holding YAML text."""
 
 
@@ -759,6 +771,7 @@ def flatten_config(config: HarnessConfig) -> dict[str, Any]:
 
 READ_ONLY_PARAMETER_PREFIXES: tuple[str, ...] = (
     "config_file",
+    "plugins",
     "safety.",
     "tools",
     "observations.clearance",

@@ -160,8 +160,17 @@ def run_check(args: argparse.Namespace) -> int:
         )
     else:
         lines.append("skills:  none")
-    tools = ", ".join(tool.name for tool in config.tools) or "none configured"
-    lines.append(f"tools:   {tools}")
+    from harness_ros.errors import ConfigError
+    from harness_ros.plugins import load_plugins
+
+    plugins = load_plugins(config.plugins)
+    kind = config.evaluator.kind
+    if kind not in {"none", "model", *plugins.evaluators}:
+        known = ", ".join(["none", "model", *sorted(plugins.evaluators)])
+        raise ConfigError(f"evaluator.kind {kind!r} is not a known evaluator (known: {known})")
+    tools = ", ".join([tool.name for tool in config.tools] + [t.spec.name for t in plugins.tools])
+    lines.append(f"tools:   {tools or 'none configured'}")
+    lines.append(f"plugins: {', '.join(plugins.loaded) or 'none'}")
     counts = ", ".join(f"{name} {count}" for name, count in memory.entries.items())
     ledgers = f"{len(memory.ledgers)} tool ledger(s)"
     if memory.ledgers:

@@ -11,6 +11,7 @@ from harness_ros.hooks import ApprovalHook, ApprovalProvider, BaseMotionSafetyFi
 from harness_ros.model.contracts import ChatModel
 from harness_ros.observation.contracts import Clearance, ObservationSource
 from harness_ros.operator import OperatorChannel, Session
+from harness_ros.plugins.contracts import PluginRegistry
 from harness_ros.tools import Tool
 
 __all__ = ["build_harness"]
@@ -26,12 +27,15 @@ def build_hooks(
     tools: Sequence[Tool],
     observations: ObservationSource | None,
     approval: ApprovalProvider | None,
+    extra: Sequence[PreExecutionHook] = (),
 ) -> list[PreExecutionHook]:
-    """Approval first (the operator may take a while), then the clearance check right
-    before the motion. The safety filter is always there: it passes non-motion tools."""
+    """Approval first (the operator may take a while), then plugin hooks, then the clearance
+    check right before the motion. The safety filter is always there (it passes non-motion
+    tools) and always last: a plugin hook can block or rewrite, never skip it."""
     hooks: list[PreExecutionHook] = []
     if any(tool.spec.requires_approval for tool in tools):
         hooks.append(ApprovalHook(approval, config.safety.approval_timeout_s))
+    hooks.extend(extra)
     read_clearance = observations.clearance if observations is not None else _no_clearance
     hooks.append(BaseMotionSafetyFilter(config.safety, read_clearance))
     return hooks
@@ -46,6 +50,7 @@ def build_harness(
     approval: ApprovalProvider | None = None,
     model: ChatModel | None = None,
     operator: OperatorChannel | None = None,
+    plugins: PluginRegistry | None = None,
 ) -> Harness:
     """The configured harness. Raises ``ProfileParseError``, ``SkillError`` or
     ``MemoryStoreError`` with the precise problem when an input is invalid."""
@@ -85,7 +90,9 @@ def build_harness(
         skills=skills,
         observations=observations,
         evaluator=evaluator,
-        hooks=build_hooks(config, tools, observations, approval),
+        hooks=build_hooks(
+            config, tools, observations, approval, plugins.hooks if plugins is not None else ()
+        ),
         limits=config.harness,
         evaluator_config=config.evaluator,
         post_execution_wait_s=config.observations.post_execution_wait_s,

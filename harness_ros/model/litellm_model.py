@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib
 import io
 import json
 import logging
@@ -21,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness_ros.errors import LLMError
+from harness_ros.errors import HarnessError, LLMError
 from harness_ros.model.contracts import ChatModel, ModelReply, ToolCall, Usage, count_images
 from harness_ros.model.json_parsing import parse_json_loose
 
@@ -60,17 +59,35 @@ def import_litellm() -> Any:
     return litellm
 
 
-def _ensure_demo_provider(litellm: Any) -> None:
-    """Register the scripted demo policy as a litellm provider, once per process."""
+def _ensure_plugin_provider(litellm: Any, model: str) -> None:
+    """Register the plugin that provides ``model``'s litellm provider, once per process.
+
+    Custom providers (the scripted demo policy is ``harness_demo``) come from plugins,
+    so this adapter imports none of them; standard providers need nothing here.
+    """
+    from harness_ros.plugins import model_provider
+
+    prefix = model.split("/", 1)[0]
     with _REGISTER_LOCK:
-        if any(item.get("provider") == "harness_demo" for item in litellm.custom_provider_map or []):
+        if any(item.get("provider") == prefix for item in litellm.custom_provider_map or []):
             return
         try:
-            policy = importlib.import_module("harness_ros.demo.policy")
-        except ImportError as err:
-            msg = f"Model {DEMO_PREFIX}...: the demo policy (harness_ros.demo.policy) is not available: {err}"
-            raise LLMError(msg) from None
-        policy.register(litellm)
+            register = model_provider(prefix)
+        except HarnessError as err:
+            raise LLMError(f"Model {model!r}: plugins could not be loaded: {err}") from None
+        if register is not None:
+            try:
+                register(litellm)
+            except Exception as err:  # a provider plugin that cannot register: one clear error
+                raise LLMError(
+                    f"Model {model!r}: its provider plugin failed: {type(err).__name__}: {err}"
+                ) from err
+        elif model.startswith(DEMO_PREFIX):
+            msg = (
+                f"Model {DEMO_PREFIX}...: the demo plugin (entry point 'demo' in harness_ros.plugins) "
+                "is not installed"
+            )
+            raise LLMError(msg)
 
 
 def _status_code(err: BaseException) -> int | None:
@@ -338,8 +355,7 @@ class LiteLLMModel:
         json_mode: bool = False,
     ) -> ModelReply:
         litellm = import_litellm()
-        if self.name.startswith(DEMO_PREFIX):
-            _ensure_demo_provider(litellm)
+        _ensure_plugin_provider(litellm, self.name)
         request = self._request(messages, tools, json_mode, cache_markers=self.cache_markers(litellm))
         attempt = 0
         while True:

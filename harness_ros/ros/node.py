@@ -44,7 +44,7 @@ from harness_ros.config import (
     parameter_defaults,
     parameter_descriptions,
 )
-from harness_ros.errors import HarnessError, TaskRejectedError
+from harness_ros.errors import ConfigError, HarnessError, TaskRejectedError
 from harness_ros.events import EventType, HarnessEvent
 from harness_ros.task_api import (
     ClientMessageError,
@@ -208,6 +208,9 @@ class HarnessNode(LifecycleNode):
             callback_group=self._sensor_group,
         )
         self._warn_missing_sources(config)
+        from harness_ros.plugins import ObservationWithExtras, load_plugins
+
+        plugins = load_plugins(config.plugins)
         self._tools = build_ros_tools(self, config.tools, callback_group=self._sensor_group)
         report = check_graph(self, config, timeout_s=config.graph_check_timeout_s)
         if not report.ok:
@@ -226,14 +229,20 @@ class HarnessNode(LifecycleNode):
             from harness_ros.ros.operator import RosOperatorChannel
 
             operator = self._operator = RosOperatorChannel(self, limits=self._limits)
+        observations = (
+            ObservationWithExtras(self._observations, plugins.observation_extras)
+            if plugins.observation_extras
+            else self._observations
+        )
         self._harness = build_harness(
             config,
-            tools=self._tools,
-            observations=self._observations,
-            evaluator=self._build_evaluator(config),
+            tools=[*self._tools, *plugins.tools],
+            observations=observations,
+            evaluator=self._build_evaluator(config, plugins),
             approval=approval,
             model=model,
             operator=operator,
+            plugins=plugins,
         )
         self.config = config
         from harness_ros.ros.bag.recorder import attach_recorder
@@ -242,7 +251,7 @@ class HarnessNode(LifecycleNode):
         views_text = ", ".join(views) or "none"
         self.get_logger().info(
             f"configured: model {config.effective_model() or 'none'!r}, views [{views_text}], "
-            f"{len(self._tools)} robot tools"
+            f"{len(self._tools)} robot tools, plugins [{', '.join(plugins.loaded) or 'none'}]"
         )
 
     def _warn_missing_sources(self, config: HarnessConfig) -> None:
@@ -287,7 +296,7 @@ class HarnessNode(LifecycleNode):
         if self.no_model_reason is not None:
             self.get_logger().warning(f"{self.no_model_reason}; tasks are refused until then")
 
-    def _build_evaluator(self, config: HarnessConfig) -> Any:
+    def _build_evaluator(self, config: HarnessConfig, plugins: Any) -> Any:
         kind = config.evaluator.kind
         if kind == "none":
             return None
@@ -296,9 +305,13 @@ class HarnessNode(LifecycleNode):
             from harness_ros.model import build_model
 
             return ModelEvaluator(build_model(config, model=config.evaluator.model, allow_unset=True))
-        from harness_ros.ros.sim.evaluator import SimGroundTruthEvaluator
+        factory = plugins.evaluators.get(kind)
+        if factory is None:
+            known = ", ".join(["none", "model", *sorted(plugins.evaluators)])
+            raise ConfigError(f"evaluator.kind {kind!r} is not a known evaluator (known: {known})")
+        from harness_ros.plugins import EvaluatorContext
 
-        return SimGroundTruthEvaluator(self, config.evaluator.ground_truth_topic)
+        return factory(EvaluatorContext(config=config, node=self))
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         self._instruction_sub = self.create_subscription(
