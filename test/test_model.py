@@ -149,7 +149,9 @@ def test_demo_model_without_demo_policy_is_a_clear_error(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(litellm, "custom_provider_map", [])
     monkeypatch.setitem(sys.modules, "harness_ros.demo.policy", None)
-    with pytest.raises(LLMError, match=r"'harness_demo/scripted': its provider plugin failed: ModuleNotFoundError"):
+    with pytest.raises(
+        LLMError, match=r"'harness_demo/scripted': its provider plugin failed: ModuleNotFoundError"
+    ):
         LiteLLMModel("harness_demo/scripted").complete([system("decide")])
     # Without the demo plugin installed at all:
     from harness_ros.plugins import loader

@@ -403,3 +403,30 @@ def test_lost_goal_response_is_cancelled_by_its_id(
     assert lines.count("goal accepted") == 1
     assert lines.count("cancel requested") == 1
     tool.destroy()
+
+
+def test_a_lost_goal_request_is_sent_again_with_the_same_goal_id(node: Any, servers: Any) -> None:
+    """DDS matching is asymmetric: a first request can vanish. The tool resends the same
+    goal (same id) once unanswered, and the server runs it exactly once."""
+    from rclpy.task import Future
+
+    from harness_ros.ros.ros_tools import ActionTool
+
+    server = servers("succeed")
+    tool = ready(ActionTool(node, binding()))
+    real_send = tool._client.send_goal_async
+    sent_ids: list[bytes] = []
+
+    def lose_the_first(goal: Any, **kwargs: Any) -> Any:
+        sent_ids.append(bytes(kwargs["goal_uuid"].uuid))
+        if len(sent_ids) == 1:
+            return Future()  # never answered: the request was lost on the way
+        return real_send(goal, **kwargs)
+
+    tool._client.send_goal_async = lose_the_first  # type: ignore[method-assign]
+    result = tool.execute({"order": 3}, cancel=CancelToken())
+    assert result["success"] is True, result
+    assert len(sent_ids) == 2 and sent_ids[0] == sent_ids[1]
+    assert server.wait_for_line("succeeded", 5.0)
+    assert server.lines.count("goal accepted") == 1, server.lines
+    tool.destroy()

@@ -6,6 +6,7 @@ imports the demo: models ``harness_demo/...`` resolve to it only where it is ins
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from harness_ros.plugins.contracts import PluginRegistry
@@ -14,8 +15,8 @@ __all__ = ["register"]
 
 
 def _register_provider(litellm: Any) -> None:
-    from harness_ros.demo import policy
-
+    # import_module (not ``from harness_ros.demo import policy``): it honours sys.modules.
+    policy = importlib.import_module("harness_ros.demo.policy")
     policy.register(litellm)
 
 

@@ -72,6 +72,11 @@ _STATUS_NAMES = {
 }
 
 
+_RESEND_GOAL_S = 1.0
+"""An unanswered goal request is sent again (same goal id) after this long."""
+_MAX_GOAL_SENDS = 3
+
+
 class _Wait(Enum):
     DONE = "done"
     TIMEOUT = "timeout"
@@ -317,6 +322,8 @@ class _GoalRun:
         self.error: str | None = None
         self.result_response: Any = None
         self.latest_feedback: dict[str, Any] | None = None
+        self.sent = 0
+        self._answered = 0
 
     def on_feedback(self, message: Any) -> None:
         if self._abandoned:
@@ -325,20 +332,34 @@ class _GoalRun:
         self.latest_feedback = jsonable
         self._tool._notify(self._sink, jsonable)
 
+    def sending(self) -> None:
+        """One more request for this goal (the same goal id) is about to go out."""
+        with self._lock:
+            self.sent += 1
+
     def on_goal_response(self, future: Future) -> None:
+        # The same goal id may have been sent more than once (see ActionTool._send): the
+        # first acceptance wins; a rejection counts only once every request was answered,
+        # since a server rejects the duplicate of a goal it already accepted.
         error = future.exception()
         handle = None if error is not None else future.result()
+        accepted = handle is not None and handle.accepted
         with self._lock:
-            self.error = None if error is None else f"sending the goal failed: {error}"
-            self.goal_handle = handle
+            self._answered += 1
+            already = self.goal_handle is not None and self.goal_handle.accepted
+            if not already:
+                self.error = None if error is None else f"sending the goal failed: {error}"
+                self.goal_handle = handle
+            settled = accepted or already or self._answered >= self.sent
             abandoned = self._abandoned
-        if handle is not None and handle.accepted:
+        if accepted and not already:
             if abandoned:
                 # Accepted after the worker gave up: never leave an unwatched goal running.
                 handle.cancel_goal_async()
             else:
                 handle.get_result_async().add_done_callback(self.on_result)
-        self.responded.set()
+        if settled:
+            self.responded.set()
 
     def on_result(self, future: Future) -> None:
         if future.exception() is None:
@@ -400,10 +421,24 @@ class ActionTool(_RosTool):
         run_id = bytes(goal_id.uuid).hex()
         run = _GoalRun(self, feedback)
         self._logger.info(f"tool {self.spec.name!r}: sending goal {run_id[:8]} to {self._name!r}")
-        self._client.send_goal_async(
-            goal, feedback_callback=run.on_feedback, goal_uuid=goal_id
-        ).add_done_callback(run.on_goal_response)
-        waited = _wait(run.responded, sent + accept_s, cancel)
+        accept_deadline = sent + accept_s
+        while True:
+            # DDS matching is asymmetric: a request sent while the server has not matched us
+            # yet is lost. Unanswered, the same goal (same id) goes out again; a server never
+            # runs a goal id twice, so this cannot start the motion twice.
+            run.sending()
+            self._client.send_goal_async(
+                goal, feedback_callback=run.on_feedback, goal_uuid=goal_id
+            ).add_done_callback(run.on_goal_response)
+            resend_at = time.monotonic() + _RESEND_GOAL_S
+            last = run.sent >= _MAX_GOAL_SENDS or resend_at >= accept_deadline
+            waited = _wait(run.responded, accept_deadline if last else resend_at, cancel)
+            if waited is _Wait.DONE or waited is _Wait.CANCELLED or last:
+                break
+            self._logger.warning(
+                f"tool {self.spec.name!r}: goal {run_id[:8]} unanswered after "
+                f"{_secs(_RESEND_GOAL_S)} s; sending it again"
+            )
         if waited is not _Wait.DONE:
             return self._give_up_unanswered(run, waited, goal_id, accept_s)
         if run.goal_handle is None or run.error is not None:
