@@ -33,7 +33,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import rclpy
 from geometry_msgs.msg import PoseStamped, Twist
 from harness_sim_msgs.action import NavigateTo, PickObject, PlaceObject
 from nav_msgs.msg import Odometry
@@ -42,14 +41,13 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Empty, Float64, String
 
-from harness_ros.errors import ConfigError, HarnessError
+from harness_ros.errors import ConfigError
 from harness_ros.gazebo.bridge import ROS_TOPICS, ros_pose_topic
 from harness_ros.gazebo.manipulation import (
     DriveController,
@@ -62,6 +60,7 @@ from harness_ros.gazebo.manipulation import (
     yaw_from_quaternion,
 )
 from harness_ros.gazebo.robot_sdf import LIFT_MAX_M, ROBOT_NAME, grasp_topics
+from harness_ros.ros.spin import ros_args_only, spin_node_process
 from harness_ros.sim.spec import world_spec_by_name
 from harness_ros.sim.world import Outcome, Pose2D
 
@@ -510,35 +509,13 @@ def _fill(message: Any, values: Mapping[str, Any]) -> Any:
 
 
 def run(*, ros_args: list[str] | None = None) -> int:
-    try:
-        with rclpy.init(args=["gz_manipulation", *(ros_args or [])]):
-            try:
-                node = GzManipulationNode()
-            except HarnessError as err:
-                sys.stderr.write(f"error: {err}\n")
-                return 1
-            executor = MultiThreadedExecutor(num_threads=4)
-            executor.add_node(node)
-            try:
-                executor.spin()
-            finally:
-                node.destroy_node()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    return 0
+    return spin_node_process("gz_manipulation", GzManipulationNode, ros_args)
 
 
 def main(args: list[str] | None = None) -> int:
     """``ros2 run harness_ros gz_manipulation --ros-args -p use_sim_time:=true``"""
-    from rclpy.utilities import remove_ros_args
-
-    argv = sys.argv[1:] if args is None else args
-    ros_args = argv[argv.index("--ros-args") :] if "--ros-args" in argv else []
-    extra = remove_ros_args(args=["gz_manipulation", *argv])[1:]
-    if extra:
-        sys.stderr.write(f"error: unexpected arguments {extra!r}; use --ros-args -p NAME:=VALUE\n")
-        return 2
-    return run(ros_args=ros_args)
+    ros_args = ros_args_only("gz_manipulation", args)
+    return 2 if ros_args is None else run(ros_args=ros_args)
 
 
 if __name__ == "__main__":

@@ -30,14 +30,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-import rclpy
 from harness_sim_msgs.action import NavigateTo, PickObject, PlaceObject
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -45,7 +43,8 @@ from sensor_msgs.msg import Image, LaserScan
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
-from harness_ros.errors import ConfigError, HarnessError
+from harness_ros.errors import ConfigError
+from harness_ros.ros.spin import ros_args_only, spin_node_process
 from harness_ros.sim.render import CAMERA_MOUNTS, Renderer
 from harness_ros.sim.spec import world_spec_by_name
 from harness_ros.sim.world import Activity, Outcome, World
@@ -374,38 +373,13 @@ def _fill(message: Any, values: Mapping[str, Any]) -> Any:
 def run_sim(*, overrides: Mapping[str, Any] | None = None, ros_args: list[str] | None = None) -> int:
     """Spin a ``sim_robot`` until shutdown; ``overrides`` replace parameter values."""
     parameters = [Parameter(name, value=value) for name, value in (overrides or {}).items()]
-    try:
-        with rclpy.init(args=["sim_robot", *(ros_args or [])]):
-            try:
-                node = SimRobotNode(parameter_overrides=parameters)
-            except HarnessError as err:
-                print(f"error: {err}", file=sys.stderr)
-                return 1
-            executor = MultiThreadedExecutor(num_threads=4)
-            executor.add_node(node)
-            try:
-                executor.spin()
-            finally:
-                node.destroy_node()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    return 0
+    return spin_node_process("sim_robot", lambda: SimRobotNode(parameter_overrides=parameters), ros_args)
 
 
 def main(args: list[str] | None = None) -> int:
     """``ros2 run harness_ros sim_robot --ros-args -p seed:=3``"""
-    from rclpy.utilities import remove_ros_args
-
-    argv = sys.argv[1:] if args is None else args
-    ros_args = argv[argv.index("--ros-args") :] if "--ros-args" in argv else []
-    extra = remove_ros_args(args=["sim_robot", *argv])[1:]
-    if extra:
-        print(
-            f"error: unexpected arguments {extra!r}; set parameters with --ros-args -p NAME:=VALUE",
-            file=sys.stderr,
-        )
-        return 2
-    return run_sim(ros_args=ros_args)
+    ros_args = ros_args_only("sim_robot", args)
+    return 2 if ros_args is None else run_sim(ros_args=ros_args)
 
 
 if __name__ == "__main__":
