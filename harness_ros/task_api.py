@@ -142,14 +142,19 @@ def _text(value: Any, field: str, what: str) -> str:
     return stripped
 
 
+def _read(text: Any, limits: MessageLimits | None, what: str) -> tuple[str, dict[str, Any] | None]:
+    """(stripped text, its JSON object or None for a bare string), size checked first."""
+    stripped = _check_size(text, limits or MessageLimits(), what).strip()
+    if stripped.startswith("{"):
+        return stripped, parse_json_object(stripped, limits, what=what)
+    return stripped, None
+
+
 def parse_instruction(text: Any, limits: MessageLimits | None = None) -> InstructionRequest:
     """``~/instruction``: plain text (a fresh task id), or ``{"instruction", "task_id"?}``."""
-    limits = limits or MessageLimits()
     what = "instruction"
-    text = _check_size(text, limits, what)
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        payload = parse_json_object(stripped, limits, what=what)
+    stripped, payload = _read(text, limits, what)
+    if payload is not None:
         if "instruction" not in payload:
             raise ClientMessageError("instruction: JSON payload has no 'instruction' field")
         instruction = _text(payload["instruction"], "instruction", what)
@@ -165,18 +170,17 @@ def parse_instruction(text: Any, limits: MessageLimits | None = None) -> Instruc
         else:
             task_id, given = _task_id(raw_id, what), True
         return InstructionRequest(instruction, task_id, given, session_id=session_id, new_session=new_session)
-    return InstructionRequest(_text(text, "instruction", what), new_request_task_id(), task_id_given=False)
+    return InstructionRequest(
+        _text(stripped, "instruction", what), new_request_task_id(), task_id_given=False
+    )
 
 
 def parse_revision(text: Any, limits: MessageLimits | None = None) -> RevisionRequest:
     """``~/revise``: ``{"task_id", "instruction"}`` (``"text"`` also accepted), or bare text
     that only ever applies to the task running when it arrives."""
-    limits = limits or MessageLimits()
     what = "revision"
-    text = _check_size(text, limits, what)
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        payload = parse_json_object(stripped, limits, what=what)
+    stripped, payload = _read(text, limits, what)
+    if payload is not None:
         field = "instruction" if "instruction" in payload else "text"
         if field not in payload:
             raise ClientMessageError("revision: JSON payload has no 'instruction' (or 'text') field")
@@ -184,17 +188,14 @@ def parse_revision(text: Any, limits: MessageLimits | None = None) -> RevisionRe
         if "task_id" not in payload:
             raise ClientMessageError("revision: JSON payload has no 'task_id' (name the task it is for)")
         return RevisionRequest(revised, _task_id(payload["task_id"], what))
-    return RevisionRequest(_text(text, "revision", what), None)
+    return RevisionRequest(_text(stripped, "revision", what), None)
 
 
 def parse_cancel(text: Any, limits: MessageLimits | None = None) -> CancelRequest:
     """``~/cancel_task``: ``{"task_id", "reason"?}`` or a bare task id."""
-    limits = limits or MessageLimits()
     what = "cancel request"
-    text = _check_size(text, limits, what)
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        payload = parse_json_object(stripped, limits, what=what)
+    stripped, payload = _read(text, limits, what)
+    if payload is not None:
         if "task_id" not in payload:
             raise ClientMessageError("cancel request: JSON payload has no 'task_id'")
         task_id = _task_id(payload["task_id"], what)

@@ -1,4 +1,5 @@
-"""Options that ``harness-ros demo`` and ``harness-ros eval`` share (both drive the sim).
+"""Options several sub-commands share (``demo`` and ``eval`` drive the sim; ``check``,
+``tools`` and ``skills list`` read a config that defaults to the shipped example).
 
 The leading underscore keeps this module out of the CLI's sub-command discovery.
 """
@@ -8,6 +9,17 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+
+
+def add_example_config_option(parser: argparse.ArgumentParser) -> None:
+    """--config FILE, defaulting to the shipped config/example.yaml."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="config YAML (default: the shipped config/example.yaml)",
+    )
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, api_base_help: str) -> None:

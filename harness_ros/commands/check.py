@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness_ros.commands._shared import add_example_config_option
+
 if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
     from harness_ros.model import ModelSetting
@@ -36,13 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--config",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="config YAML (default: the shipped config/example.yaml)",
-    )
+    add_example_config_option(parser)
     parser.add_argument(
         "--online",
         action="store_true",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from pathlib import Path
+
+from harness_ros.commands._shared import add_example_config_option
 
 __all__ = ["register", "run_list"]
 
@@ -13,13 +14,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("skills", help="inspect the skill catalog", description=__doc__)
     actions = parser.add_subparsers(dest="skills_command", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="list each skill's name and description")
-    listing.add_argument(
-        "--config",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="config YAML (default: the shipped config/example.yaml)",
-    )
+    add_example_config_option(listing)
     listing.set_defaults(handler=run_list)
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from harness_ros.commands._shared import add_example_config_option
 
 if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
@@ -27,13 +28,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--config",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="config YAML (default: the shipped config/example.yaml)",
-    )
+    add_example_config_option(parser)
     parser.add_argument("--json", action="store_true", help="one JSON document instead of text")
     parser.set_defaults(handler=run_tools)
 
