@@ -3,6 +3,7 @@
 Callback cost per message and RSS over time.
 
     .venv/bin/python bench/bench_ingest.py [--quick] [--duration S] [--receiver bare] [--malloc-trim]
+                                           [--raw] [--executor single] [--rss-csv FILE]
 
 A publisher process (bench/_ingest_publisher.py) sends the load over DDS (private
 ROS_DOMAIN_ID, localhost, Fast DDS LARGE_DATA transport). This process runs the
@@ -14,6 +15,10 @@ naive  the same subscriptions with callbacks that decode every frame (cv_bridge-
        frombuffer + cvtColor; depth normalised to 8 bits), what surveyed projects do.
 bare   (``--receiver bare``, in place of ours) the same subscriptions with callbacks that
        do nothing: what rclpy and Fast DDS alone do with the load, for the RSS split.
+
+``--raw`` sets ``observations.raw_subscriptions`` (ours keeps serialized bytes and
+deserializes nothing during ingest). ``--executor single`` spins the receiving node with
+a SingleThreadedExecutor instead of the node's 4-thread MultiThreadedExecutor.
 
 ``--malloc-trim`` calls glibc ``malloc_trim(0)`` before every RSS sample: memory that is
 freed but kept by the allocator is then returned, so what still grows is really held.
@@ -112,10 +117,12 @@ def run_phase(
     rss: list[tuple[float, float]] | None,
     *,
     trim: bool = False,
+    raw: bool = False,
+    single_threaded: bool = False,
 ) -> dict[str, Any]:
     import rclpy
     from rclpy.callback_groups import ReentrantCallbackGroup
-    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 
     from harness_ros.config import ObservationConfig
     from harness_ros.ros.observations import RosObservationSource
@@ -138,6 +145,7 @@ def run_phase(
                     "views": {name: {"topic": topic} for name, topic in VIEW_TOPICS.items()},
                     "depth": {"topic": DEPTH_TOPIC},
                     "clearance": {"scan_topic": SCAN_TOPIC},
+                    "raw_subscriptions": raw,
                 }
             )
             source = RosObservationSource(node, config, footprint_radius_m=0.3, callback_group=group)
@@ -146,7 +154,11 @@ def run_phase(
     else:
         _plain_subscriptions(node, group, times, counts, decode=mode == "naive")
 
-    executor = MultiThreadedExecutor(num_threads=4, context=context)
+    executor = (
+        SingleThreadedExecutor(context=context)
+        if single_threaded
+        else MultiThreadedExecutor(num_threads=4, context=context)
+    )
     executor.add_node(node)
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
@@ -255,19 +267,26 @@ def main(argv: list[str] | None = None) -> int:
         help="first phase: RosObservationSource (ours) or no-op callbacks (bare, middleware only)",
     )
     parser.add_argument("--malloc-trim", action="store_true", help="malloc_trim(0) before each RSS sample")
+    parser.add_argument("--raw", action="store_true", help="ours with observations.raw_subscriptions")
+    parser.add_argument(
+        "--executor", choices=("multi", "single"), default="multi", help="executor of the receiving node"
+    )
     parser.add_argument("--rss-csv", type=Path, help="write the RSS samples (seconds, MB) to this file")
     args = parser.parse_args(argv)
     duration = args.duration or (10.0 if args.quick else 60.0)
-    naive_duration = max(5.0, duration / 3)
+    naive_duration = min(60.0, max(5.0, duration / 3))  # a soak needs no 10-minute baseline
 
     print(__doc__.splitlines()[0])
     print(machine_line())
     arenas = os.environ.get("MALLOC_ARENA_MAX", "unset (glibc default: 8 per core)")
     threshold = os.environ.get("MALLOC_MMAP_THRESHOLD_", "dynamic (glibc default)")
     trim = "malloc_trim(0) before each sample" if args.malloc_trim else "no malloc_trim"
+    raw = ", raw subscriptions" if args.raw else ""
+    executor = "SingleThreadedExecutor" if args.executor == "single" else "MultiThreadedExecutor(4)"
     print(
-        f"{args.receiver} phase {duration:.0f} s (RSS sampled every second), then naive phase "
-        f"{naive_duration:.0f} s; MALLOC_ARENA_MAX {arenas}, MALLOC_MMAP_THRESHOLD_ {threshold}, {trim}\n"
+        f"{args.receiver}{raw} phase {duration:.0f} s (RSS sampled every second) on a {executor}, then "
+        f"naive phase {naive_duration:.0f} s; MALLOC_ARENA_MAX {arenas}, MALLOC_MMAP_THRESHOLD_ "
+        f"{threshold}, {trim}\n"
     )
     import rclpy
     from rclpy.context import Context
@@ -284,7 +303,15 @@ def main(argv: list[str] | None = None) -> int:
             if publisher.stdout.readline().strip() != "publishing":
                 raise SystemExit("the publisher process did not start")
             phases = [
-                run_phase(context, args.receiver, duration, rss, trim=args.malloc_trim),
+                run_phase(
+                    context,
+                    args.receiver,
+                    duration,
+                    rss,
+                    trim=args.malloc_trim,
+                    raw=args.raw,
+                    single_threaded=args.executor == "single",
+                ),
                 run_phase(context, "naive", naive_duration, None),
             ]
         finally:

@@ -329,6 +329,13 @@ class ObservationConfig(_Model):
     post_execution_wait_s: float = Field(
         default=2.0, ge=0, description="How long the evaluator waits for frames newer than the tool's end."
     )
+    raw_subscriptions: bool = Field(
+        default=False,
+        description=(
+            "Camera and depth subscriptions keep the serialized bytes and deserialize only the newest "
+            "frame at decision time (see BENCHMARKS.md, ingest)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _depth_view(self) -> ObservationConfig:

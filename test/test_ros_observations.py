@@ -35,7 +35,9 @@ FIRST_FRAMES_TIMEOUT_S = 20.0  # discovery plus the publisher's start-up on a lo
 WRIST_BUDGET = 100_000
 
 
-def observation_config(*, max_age_s: float = 2.0, ranges: bool = False) -> ObservationConfig:
+def observation_config(
+    *, max_age_s: float = 2.0, ranges: bool = False, raw: bool = False
+) -> ObservationConfig:
     views: dict[str, Any] = {
         name: {"topic": topic, "max_age_s": max_age_s} for name, topic in scene.VIEW_TOPICS.items()
     }
@@ -48,6 +50,7 @@ def observation_config(*, max_age_s: float = 2.0, ranges: bool = False) -> Obser
             "clearance": {"range_topics": scene.RANGE_TOPICS, "max_age_s": max_age_s}
             if ranges
             else {"scan_topic": scene.SCAN_TOPIC, "max_age_s": max_age_s},
+            "raw_subscriptions": raw,
         }
     )
 
@@ -112,17 +115,21 @@ def jpeg_shape(data: bytes) -> tuple[int, ...]:
     return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR).shape
 
 
+@pytest.mark.parametrize("raw", [False, True], ids=["deserialized", "raw"])
 def test_fresh_frames_budgeted_views_metric_depth_and_clearance(
-    spinning_node: Any, publisher_factory: Any
+    spinning_node: Any, publisher_factory: Any, raw: bool
 ) -> None:
     from harness_ros.ros.observations import RosObservationSource
 
     publisher = publisher_factory()
-    source = RosObservationSource(spinning_node, observation_config(), footprint_radius_m=RADIUS, views=None)
+    config = observation_config(raw=raw)
+    source = RosObservationSource(spinning_node, config, footprint_radius_m=RADIUS, views=None)
     wait_for_first_frames(source, publisher)
 
     observation = source.observe()
 
+    # raw slots hold the serialized frames; only observe() deserializes them
+    assert all(isinstance(slot.msg, bytes) == raw for slot in source._view_slots.values())
     assert [view.name for view in observation.views] == ["front", "torso", "wrist", "front_jpeg"]
     for view in observation.views:
         assert not view.missing and not view.stale, view.freshness_label()
@@ -173,13 +180,16 @@ def test_fresh_frames_budgeted_views_metric_depth_and_clearance(
     source.destroy()
 
 
-def test_old_stamps_are_labelled_stale_with_their_age(spinning_node: Any, publisher_factory: Any) -> None:
+@pytest.mark.parametrize("raw", [False, True], ids=["deserialized", "raw"])
+def test_old_stamps_are_labelled_stale_with_their_age(
+    spinning_node: Any, publisher_factory: Any, raw: bool
+) -> None:
     from harness_ros.ros.observations import RosObservationSource
 
     publisher = publisher_factory("--stamp-age", "5")
     source = RosObservationSource(
         spinning_node,
-        observation_config(max_age_s=1.0, ranges=True),
+        observation_config(max_age_s=1.0, ranges=True, raw=raw),
         footprint_radius_m=RADIUS,
         views=["front", "wrist"],
     )
@@ -256,3 +266,22 @@ def test_stamp_to_seconds_reads_builtin_time() -> None:
     from harness_ros.ros.observations import stamp_to_seconds
 
     assert stamp_to_seconds(Time(sec=1_700_000_005, nanosec=250_000_000)) == pytest.approx(1_700_000_005.25)
+
+
+def test_cdr_header_stamp_reads_the_stamp_without_deserializing() -> None:
+    import struct
+
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import CompressedImage, Image, LaserScan
+
+    from harness_ros.ros.observations import cdr_header_stamp
+
+    for msg in (Image(), CompressedImage(), LaserScan()):
+        msg.header.stamp.sec, msg.header.stamp.nanosec = 1_700_000_123, 456_789_000
+        msg.header.frame_id = "camera_link"
+        data = serialize_message(msg)
+        assert cdr_header_stamp(data) == pytest.approx(1_700_000_123.456789, abs=1e-6)
+    big_endian = b"\x00\x00\x00\x00" + struct.pack(">iI", 42, 500_000_000)
+    assert cdr_header_stamp(big_endian) == pytest.approx(42.5)
+    assert cdr_header_stamp(b"\x00\x03" + bytes(10)) is None  # parameter-list CDR: not read here
+    assert cdr_header_stamp(b"\x00\x01\x00") is None  # truncated

@@ -10,10 +10,17 @@ Clearance sensors sit where ``observations.clearance.scan_mount`` / ``range_moun
 put them. When ``tf2_msgs`` is importable (a ROS install; the pip wheels lack it),
 ``/tf_static`` from the base frame to each reading's ``frame_id`` is used instead, and a
 mismatch with the config is logged once, as soon as both are known.
+
+With ``observations.raw_subscriptions`` the camera and depth subscriptions take the
+serialized CDR bytes (rclpy ``raw=True``): a frame that is replaced before the next
+decision is never turned into a Python message, and the newest one is deserialized
+when the harness asks. Its header stamp is read from the first bytes of the CDR
+payload, so freshness waits need no deserialization either.
 """
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -61,16 +68,50 @@ def stamp_to_seconds(stamp: Any) -> float:
     return float(stamp.sec) + float(stamp.nanosec) * 1e-9
 
 
+_CDR_LITTLE_ENDIAN = {b"\x00\x01": "<", b"\x00\x07": "<", b"\x00\x00": ">", b"\x00\x06": ">"}
+"""Encapsulation ids of plain CDR / XCDR2 (final types carry no delimiter header) -> byte order."""
+
+
+def cdr_header_stamp(data: bytes) -> float | None:
+    """The ``header.stamp`` of a serialized message that starts with a std_msgs/Header
+    (Image, CompressedImage, CameraInfo, LaserScan, Range), or None when the encapsulation
+    is not one this reads. Header.stamp is the first field: int32 sec, uint32 nanosec right
+    after the 4-byte encapsulation header."""
+    order = _CDR_LITTLE_ENDIAN.get(bytes(data[:2]))
+    if order is None or len(data) < 12:
+        return None
+    sec, nanosec = struct.unpack_from(f"{order}iI", data, 4)
+    return float(sec) + float(nanosec) * 1e-9
+
+
 @dataclass
 class _Slot:
-    """Newest message of one topic and how many arrived. Guarded by the source's lock."""
+    """Newest message of one topic and how many arrived. Guarded by the source's lock.
+
+    A raw slot (``msg_type`` set) keeps the serialized bytes in ``msg``; ``latest()``
+    deserializes them."""
 
     topic: str
     msg: Any = None
     count: int = 0
+    msg_type: type | None = None
+    raw_stamp: float | None = None
 
     def stamp(self) -> float | None:
-        return None if self.msg is None else stamp_to_seconds(self.msg.header.stamp)
+        if self.msg is None:
+            return None
+        if self.msg_type is not None:
+            return self.raw_stamp
+        return stamp_to_seconds(self.msg.header.stamp)
+
+
+def _message(slot_msg: Any, msg_type: type | None) -> Any:
+    """A slot's message as a ROS message (deserialized when the slot is raw)."""
+    if slot_msg is None or msg_type is None:
+        return slot_msg
+    from rclpy.serialization import deserialize_message
+
+    return deserialize_message(slot_msg, msg_type)
 
 
 @dataclass(frozen=True)
@@ -192,14 +233,16 @@ class RosObservationSource:
 
     # ------------------------------------------------------------------ subscriptions
     def _create_subscriptions(self, view_keys: dict[str, str]) -> None:
+        raw = self._config.raw_subscriptions
         for name, view in self._views.items():
             msg_type = CompressedImage if view.compressed else Image
             key = f"observations.views.{view_keys[name]}.topic"
-            self._view_slots[name] = self._subscribe(msg_type, view.topic, view.qos, key)
+            self._view_slots[name] = self._subscribe(msg_type, view.topic, view.qos, key, raw=raw)
         depth = self._config.depth
         if depth is not None:
             depth_type = CompressedImage if depth.compressed else Image
-            self._depth_slot = self._subscribe(depth_type, depth.topic, depth.qos, "observations.depth.topic")
+            key = "observations.depth.topic"
+            self._depth_slot = self._subscribe(depth_type, depth.topic, depth.qos, key, raw=raw)
             if depth.view is not None and depth.camera_info is not None:
                 view = self._config.views[depth.view]
                 assert view.camera_info is not None  # checked by the config
@@ -247,11 +290,16 @@ class RosObservationSource:
             )
         )
 
-    def _subscribe(self, msg_type: type, topic: str, qos: str, key: str) -> _Slot:
-        slot = _Slot(topic)
+    def _subscribe(self, msg_type: type, topic: str, qos: str, key: str, *, raw: bool = False) -> _Slot:
+        slot = _Slot(topic, msg_type=msg_type if raw else None)
         try:
             subscription = self._node.create_subscription(
-                msg_type, topic, self._storer(slot), qos_for(qos), callback_group=self._callback_group
+                msg_type,
+                topic,
+                self._storer(slot),
+                qos_for(qos),
+                callback_group=self._callback_group,
+                raw=raw,
             )
         except NameValidationException as err:  # also InvalidTopicNameException
             raise ConfigError(f"{key}: invalid topic name {topic!r}: {err}") from None
@@ -260,10 +308,16 @@ class RosObservationSource:
         return slot
 
     def _storer(self, slot: _Slot) -> Callable[[Any], None]:
+        raw = slot.msg_type is not None
+
         def store(msg: Any) -> None:
             # keep only the newest message; decoding happens at decision time
+            stamp = cdr_header_stamp(msg) if raw else None
+            if raw and stamp is None:  # an encapsulation cdr_header_stamp does not read
+                stamp = stamp_to_seconds(_message(msg, slot.msg_type).header.stamp)
             with self._cond:
                 slot.msg = msg
+                slot.raw_stamp = stamp
                 slot.count += 1
                 first = slot.count == 1
                 self._cond.notify_all()
@@ -295,8 +349,13 @@ class RosObservationSource:
     def observe(self) -> Observation:
         now = self.now()
         with self._cond:
-            view_msgs = {name: slot.msg for name, slot in self._view_slots.items()}
-            depth_msg = None if self._depth_slot is None else self._depth_slot.msg
+            view_msgs = {name: (slot.msg, slot.msg_type) for name, slot in self._view_slots.items()}
+            depth_msg = (
+                None if self._depth_slot is None else (self._depth_slot.msg, self._depth_slot.msg_type)
+            )
+        # raw slots are deserialized here, outside the lock the callbacks take
+        view_msgs = {name: _message(*pair) for name, pair in view_msgs.items()}
+        depth_msg = None if depth_msg is None else _message(*depth_msg)
         notes: list[str] = []
         views = tuple(self._view_image(name, view_msgs[name], now, notes) for name in self._views)
         depth = None if self._depth_slot is None else self._depth_summary(depth_msg, now, notes)
