@@ -23,7 +23,9 @@ a SingleThreadedExecutor instead of the node's 4-thread MultiThreadedExecutor.
 ``--malloc-trim`` calls glibc ``malloc_trim(0)`` before every RSS sample: memory that is
 freed but kept by the allocator is then returned, so what still grows is really held.
 ``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_`` (environment) are printed.
-``--rss-csv FILE`` writes the RSS samples (seconds, MB) for plotting.
+``--rss-csv FILE`` writes the RSS samples (seconds, MB) as they are taken, so a soak
+stopped early keeps its curve. ``--no-baseline`` skips the naive phase (soaks, the CI
+long-run test).
 
 Per phase: messages received per topic, callback time per message (median, p99),
 callback time as a share of one core, and process CPU (executor, deserialisation and
@@ -84,6 +86,24 @@ def rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024.0
     return float("nan")
+
+
+class RssSamples(list[tuple[float, float]]):
+    """RSS samples (seconds, MB), each also appended to a CSV file when one is given."""
+
+    def __init__(self, csv: Path | None) -> None:
+        super().__init__()
+        self._file = None if csv is None else csv.open("w", encoding="utf-8")
+
+    def append(self, sample: tuple[float, float]) -> None:
+        super().append(sample)
+        if self._file is not None:
+            self._file.write(f"{sample[0]:.1f},{sample[1]:.2f}\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
 
 
 def malloc_trim() -> None:
@@ -272,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         "--executor", choices=("multi", "single"), default="multi", help="executor of the receiving node"
     )
     parser.add_argument("--rss-csv", type=Path, help="write the RSS samples (seconds, MB) to this file")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the naive (decode-everything) phase")
     args = parser.parse_args(argv)
     duration = args.duration or (10.0 if args.quick else 60.0)
     naive_duration = min(60.0, max(5.0, duration / 3))  # a soak needs no 10-minute baseline
@@ -283,10 +304,10 @@ def main(argv: list[str] | None = None) -> int:
     trim = "malloc_trim(0) before each sample" if args.malloc_trim else "no malloc_trim"
     raw = ", raw subscriptions" if args.raw else ""
     executor = "SingleThreadedExecutor" if args.executor == "single" else "MultiThreadedExecutor(4)"
+    then = "no naive phase" if args.no_baseline else f"then naive phase {naive_duration:.0f} s"
     print(
-        f"{args.receiver}{raw} phase {duration:.0f} s (RSS sampled every second) on a {executor}, then "
-        f"naive phase {naive_duration:.0f} s; MALLOC_ARENA_MAX {arenas}, MALLOC_MMAP_THRESHOLD_ "
-        f"{threshold}, {trim}\n"
+        f"{args.receiver}{raw} phase {duration:.0f} s (RSS sampled every second) on a {executor}, "
+        f"{then}; MALLOC_ARENA_MAX {arenas}, MALLOC_MMAP_THRESHOLD_ {threshold}, {trim}\n"
     )
     import rclpy
     from rclpy.context import Context
@@ -297,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         context = Context()
         rclpy.init(context=context)
-        rss: list[tuple[float, float]] = []
+        rss = RssSamples(args.rss_csv)
         try:
             assert publisher.stdout is not None
             if publisher.stdout.readline().strip() != "publishing":
@@ -312,9 +333,11 @@ def main(argv: list[str] | None = None) -> int:
                     raw=args.raw,
                     single_threaded=args.executor == "single",
                 ),
-                run_phase(context, "naive", naive_duration, None),
             ]
+            if not args.no_baseline:
+                phases.append(run_phase(context, "naive", naive_duration, None))
         finally:
+            rss.close()
             context.try_shutdown()
             publisher.send_signal(signal.SIGINT)
             try:
@@ -349,8 +372,6 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     print(f"\npublished in total (both phases): {published}")
     values = [r for _, r in rss]
-    if args.rss_csv is not None:
-        args.rss_csv.write_text("".join(f"{t:.1f},{r:.2f}\n" for t, r in rss), encoding="utf-8")
     warmup = duration / 3  # allocator and DDS buffers settle first
     steady = [(t, r) for t, r in rss if t >= warmup]
     slope = slope_mb_per_min(steady)
@@ -358,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
           f"end {values[-1]:.1f} MB, "
           f"max {max(values):.1f} MB, slope {slope:+.2f} MB/min after {warmup:.0f} s")  # fmt: skip
     print()
+    headline("RSS slope", f"{slope:+.2f} MB/min", "flat (|slope| < 1 MB/min)", abs(slope) < 1.0)
+    if len(phases) < 2:
+        return 0
     ours_cb = statistics.median(phases[0]["samples"]["image"] or [0]) / 1000
     naive_cb = statistics.median(phases[1]["samples"]["image"] or [0]) / 1000
     ratio = naive_cb / ours_cb if ours_cb else float("inf")
@@ -367,7 +391,6 @@ def main(argv: list[str] | None = None) -> int:
         "no decoding in callbacks (ours only stores)",
         ratio > 10,
     )
-    headline("RSS slope", f"{slope:+.2f} MB/min", "flat (|slope| < 1 MB/min)", abs(slope) < 1.0)
     return 0
 
 
