@@ -139,6 +139,7 @@ def run_phase(
     trim: bool = False,
     raw: bool = False,
     single_threaded: bool = False,
+    observe_every_s: float | None = None,
 ) -> dict[str, Any]:
     import rclpy
     from rclpy.callback_groups import ReentrantCallbackGroup
@@ -194,7 +195,12 @@ def run_phase(
     before = dict(source.stats()) if source is not None else dict(counts)
     cpu_start, wall_start = cpu_s(), time.monotonic()
     tick = threading.Event()
+    observations, next_observe = 0, 0.0
     while (elapsed := time.monotonic() - wall_start) < duration_s:
+        if source is not None and observe_every_s is not None and elapsed >= next_observe:
+            source.observe()  # a decision: deserialize (raw), decode, resize and encode the newest frames
+            observations += 1
+            next_observe = elapsed + observe_every_s
         if rss is not None:
             if trim:
                 malloc_trim()
@@ -216,7 +222,14 @@ def run_phase(
     with times._lock:
         samples = {kind: list(values) for kind, values in times.samples.items()}
     received = {topic: after.get(topic, 0) - before.get(topic, 0) for topic in after}
-    return {"mode": mode, "wall": wall, "cpu": cpu, "samples": samples, "received": received}
+    return {
+        "mode": mode,
+        "wall": wall,
+        "cpu": cpu,
+        "samples": samples,
+        "received": received,
+        "observations": observations,
+    }
 
 
 def _plain_subscriptions(
@@ -293,6 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rss-csv", type=Path, help="write the RSS samples (seconds, MB) to this file")
     parser.add_argument("--no-baseline", action="store_true", help="skip the naive (decode-everything) phase")
+    parser.add_argument(
+        "--observe-every", type=float, metavar="S", help="ours: build an observation every S seconds"
+    )
+    parser.add_argument("--summary-json", type=Path, help="write rates and RSS figures of the first phase")
     args = parser.parse_args(argv)
     duration = args.duration or (10.0 if args.quick else 60.0)
     naive_duration = min(60.0, max(5.0, duration / 3))  # a soak needs no 10-minute baseline
@@ -332,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
                     trim=args.malloc_trim,
                     raw=args.raw,
                     single_threaded=args.executor == "single",
+                    observe_every_s=args.observe_every,
                 ),
             ]
             if not args.no_baseline:
@@ -380,6 +398,20 @@ def main(argv: list[str] | None = None) -> int:
           f"max {max(values):.1f} MB, slope {slope:+.2f} MB/min after {warmup:.0f} s")  # fmt: skip
     print()
     headline("RSS slope", f"{slope:+.2f} MB/min", "flat (|slope| < 1 MB/min)", abs(slope) < 1.0)
+    if args.summary_json is not None:
+        first = phases[0]
+        received = first["received"]
+        summary = {
+            "image_hz_per_view": sum(received.get(t, 0) for t in VIEW_TOPICS.values())
+            / first["wall"]
+            / len(VIEW_TOPICS),
+            "depth_hz": received.get(DEPTH_TOPIC, 0) / first["wall"],
+            "scan_hz": received.get(SCAN_TOPIC, 0) / first["wall"],
+            "observations": first["observations"],
+            "rss_mb": {"start": values[0], "end": values[-1], "max": max(values)},
+            "slope_mb_per_min": slope,
+        }
+        args.summary_json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     if len(phases) < 2:
         return 0
     ours_cb = statistics.median(phases[0]["samples"]["image"] or [0]) / 1000
