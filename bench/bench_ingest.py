@@ -88,8 +88,36 @@ def rss_mb() -> float:
     return float("nan")
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                     "fordblks", "keepcost")
+    ]  # fmt: skip
+
+
+def memory_breakdown() -> tuple[float, float, float, int]:
+    """Where the RSS is, to tell a leak from fragmentation: RssAnon (MB); what glibc malloc
+    has handed out and not got back (in-use heap chunks plus mmapped chunks, MB); what it
+    holds free (MB; fragmentation when it grows); Python's allocated blocks (objects)."""
+    anon = float("nan")
+    with open("/proc/self/status", encoding="utf-8") as status:
+        for line in status:
+            if line.startswith("RssAnon:"):
+                anon = int(line.split()[1]) / 1024.0
+    used = free = float("nan")
+    with contextlib.suppress(OSError, AttributeError):
+        mallinfo2 = ctypes.CDLL("libc.so.6").mallinfo2
+        mallinfo2.restype = _MallInfo2
+        info = mallinfo2()
+        used, free = (info.uordblks + info.hblkhd) / 2**20, info.fordblks / 2**20
+    return anon, used, free, sys.getallocatedblocks()
+
+
 class RssSamples(list[tuple[float, float]]):
-    """RSS samples (seconds, MB), each also appended to a CSV file when one is given."""
+    """RSS samples (seconds, MB), each also appended to a CSV file when one is given, with
+    ``memory_breakdown()``: seconds, RSS, RssAnon, malloc in use, malloc free (MB), Python
+    blocks."""
 
     def __init__(self, csv: Path | None) -> None:
         super().__init__()
@@ -98,7 +126,8 @@ class RssSamples(list[tuple[float, float]]):
     def append(self, sample: tuple[float, float]) -> None:
         super().append(sample)
         if self._file is not None:
-            self._file.write(f"{sample[0]:.1f},{sample[1]:.2f}\n")
+            anon, used, free, blocks = memory_breakdown()
+            self._file.write(f"{sample[0]:.1f},{sample[1]:.2f},{anon:.2f},{used:.2f},{free:.2f},{blocks}\n")
             self._file.flush()
 
     def close(self) -> None:

@@ -18,19 +18,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import print_table
 
 
-def read_curve(path: Path) -> list[tuple[float, float]]:
-    samples = []
+def read_rows(path: Path) -> list[list[float]]:
+    """The CSV's rows: seconds, RSS MB and, from newer runs, RssAnon, malloc in use, malloc
+    free (MB) and Python blocks."""
+    rows = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            seconds, megabytes = (float(field) for field in line.split(","))
+            rows.append([float(field) for field in line.split(",")])
         except ValueError:
-            raise SystemExit(f"{path}:{number}: expected 'seconds,MB', got {line!r}") from None
-        samples.append((seconds, megabytes))
-    if len(samples) < 2:
+            raise SystemExit(f"{path}:{number}: expected 'seconds,MB[,...]', got {line!r}") from None
+        if len(rows[-1]) < 2:
+            raise SystemExit(f"{path}:{number}: expected 'seconds,MB[,...]', got {line!r}")
+    if len(rows) < 2:
         raise SystemExit(f"{path}: fewer than two samples")
-    return samples
+    return rows
+
+
+def read_curve(path: Path) -> list[tuple[float, float]]:
+    return [(row[0], row[1]) for row in read_rows(path)]
 
 
 def slope_mb_per_min(samples: list[tuple[float, float]]) -> float | None:
@@ -58,8 +65,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--windows", default="300,900,1800", help="window edges in seconds")
     args = parser.parse_args(argv)
     edges = [float(edge) for edge in args.windows.split(",")]
-    rows = []
+    rows, breakdown = [], []
     for path in args.csv:
+        table = read_rows(path)
+        if len(table[0]) >= 6:
+            for edge in edges:
+                at_edge = [row for row in table if row[0] <= edge]
+                if table[-1][0] >= edge - 2.0:
+                    _, rss, anon, used, free, blocks = at_edge[-1][:6]
+                    breakdown.append(
+                        (path.stem, f"{edge:.0f}", f"{rss:.1f}", f"{anon:.1f}", f"{used:.1f}", f"{free:.1f}",
+                         f"{blocks:.0f}")
+                    )  # fmt: skip
         curve = read_curve(path)
         start = curve[1][0]
         bounds = list(zip([start, *edges[:-1]], edges, strict=True))
@@ -85,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         ),
         rows,
     )
+    if breakdown:
+        print()
+        print_table(
+            ("curve", "at s", "RSS MB", "RssAnon MB", "malloc in use MB", "malloc free MB", "Python blocks"),
+            breakdown,
+        )
     return 0
 
 
