@@ -210,7 +210,15 @@ def run_phase(
         else MultiThreadedExecutor(num_threads=4, context=context)
     )
     executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    stop_spinning = threading.Event()
+
+    def spin() -> None:
+        # spin_once in a loop, not spin(): shutting an executor down while spin() runs
+        # races with its guard condition (InvalidHandle in the spin thread)
+        while not stop_spinning.is_set() and context.ok():
+            executor.spin_once(timeout_sec=0.1)
+
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     if source is not None and not source.wait_for_messages(30.0):
         raise SystemExit(f"no messages from the publisher after 30 s: {source.stats()}")
@@ -242,9 +250,10 @@ def run_phase(
         if trim:
             malloc_trim()
         rss.append((wall, rss_mb()))
+    stop_spinning.set()
+    spinner.join(timeout=5.0)  # destroying entities under a spinning executor raises InvalidHandle
     executor.remove_node(node)  # no callback may run on a node being destroyed
     executor.shutdown(timeout_sec=2.0)
-    spinner.join(timeout=5.0)  # destroying entities under a spinning executor raises InvalidHandle
     if source is not None:
         source.destroy()
     node.destroy_node()
