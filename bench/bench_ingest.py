@@ -35,8 +35,12 @@ least-squares slope (goal: flat).
 
 from __future__ import annotations
 
+import array
+import collections
 import contextlib
 import ctypes
+import functools
+import gc
 import json
 import os
 import random
@@ -47,7 +51,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,15 +67,16 @@ class CallbackTimes:
     """Nanoseconds spent in callbacks, per topic kind (image, depth, scan): count, total and a
     uniform reservoir of at most ``RESERVOIR`` samples for the percentiles.
 
-    Bounded on purpose: the first soaks kept every sample in a list, one int per message,
-    and that list was the 0.14 MB/min that was left after the warm-up."""
+    Bounded on purpose: the first soaks kept every sample in a list, one int object per
+    message, and that list was the 0.14 MB/min that was left after the warm-up. The
+    reservoirs are int64 arrays, so taking a sample creates no Python object at all."""
 
     RESERVOIR = 4096
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._random = random.Random(0)
-        self.samples: dict[str, list[int]] = {"image": [], "depth": [], "scan": []}
+        self.samples = {kind: array.array("q") for kind in ("image", "depth", "scan")}
         self.count = dict.fromkeys(self.samples, 0)
         self.total_ns = dict.fromkeys(self.samples, 0)
 
@@ -88,7 +93,7 @@ class CallbackTimes:
     def reset(self) -> None:
         with self._lock:
             for kind in self.samples:
-                self.samples[kind].clear()
+                del self.samples[kind][:]
                 self.count[kind] = self.total_ns[kind] = 0
 
     def snapshot(self) -> tuple[dict[str, list[int]], int]:
@@ -103,6 +108,34 @@ class CallbackTimes:
             self.record(kind, time.perf_counter_ns() - start)
 
         return timed
+
+
+def object_census() -> tuple[collections.Counter[str], Any]:
+    """Live objects the garbage collector tracks, by type name, and a tracemalloc snapshot
+    (every Python allocation still alive, by the line that made it)."""
+    import tracemalloc
+
+    gc.collect()
+    return collections.Counter(
+        type(obj).__qualname__ for obj in gc.get_objects()
+    ), tracemalloc.take_snapshot()
+
+
+def report_object_growth(
+    before: tuple[collections.Counter[str], Any], after: tuple[collections.Counter[str], Any]
+) -> None:
+    (types_before, snapshot_before), (types_after, snapshot_after) = before, after
+    grown = [
+        (name, types_after[name] - types_before[name])
+        for name in types_after
+        if types_after[name] > types_before[name]
+    ]
+    grown.sort(key=lambda item: -item[1])
+    listed = ", ".join(f"{name} +{count}" for name, count in grown[:10]) or "none"
+    print(f"object growth over the second half of the phase (gc-tracked types): {listed}")
+    print("allocations still alive that grew most over the second half (tracemalloc, by line):")
+    for stat in snapshot_after.compare_to(snapshot_before, "lineno")[:8]:
+        print(f"  {stat}")
 
 
 def kind_of(topic: str) -> str:
@@ -135,25 +168,43 @@ def memory_breakdown() -> tuple[float, float, float, int]:
             if line.startswith("RssAnon:"):
                 anon = int(line.split()[1]) / 1024.0
     used = free = float("nan")
-    with contextlib.suppress(OSError, AttributeError):
-        mallinfo2 = ctypes.CDLL("libc.so.6").mallinfo2
-        mallinfo2.restype = _MallInfo2
+    mallinfo2 = _mallinfo2()
+    if mallinfo2 is not None:
         info = mallinfo2()
         used, free = (info.uordblks + info.hblkhd) / 2**20, info.fordblks / 2**20
     return anon, used, free, sys.getallocatedblocks()
 
 
-class RssSamples(list[tuple[float, float]]):
+@functools.cache
+def _mallinfo2() -> Callable[[], _MallInfo2] | None:
+    """glibc's mallinfo2 (2.33 and later), or None elsewhere."""
+    try:
+        function = ctypes.CDLL("libc.so.6").mallinfo2
+    except (OSError, AttributeError):
+        return None
+    function.restype = _MallInfo2
+    return function  # type: ignore[no-any-return]
+
+
+class RssSamples:
     """RSS samples (seconds, MB), each also appended to a CSV file when one is given, with
     ``memory_breakdown()``: seconds, RSS, RssAnon, malloc in use, malloc free (MB), Python
-    blocks."""
+    blocks. Kept in float arrays: sampling must not add Python objects to the curve of
+    Python objects it records."""
 
     def __init__(self, csv: Path | None) -> None:
-        super().__init__()
+        self._seconds, self._megabytes = array.array("d"), array.array("d")
         self._file = None if csv is None else csv.open("w", encoding="utf-8")
 
+    def __len__(self) -> int:
+        return len(self._seconds)
+
+    def __iter__(self) -> Iterator[tuple[float, float]]:
+        return zip(self._seconds, self._megabytes, strict=True)
+
     def append(self, sample: tuple[float, float]) -> None:
-        super().append(sample)
+        self._seconds.append(sample[0])
+        self._megabytes.append(sample[1])
         if self._file is not None:
             anon, used, free, blocks = memory_breakdown()
             self._file.write(f"{sample[0]:.1f},{sample[1]:.2f},{anon:.2f},{used:.2f},{free:.2f},{blocks}\n")
@@ -192,12 +243,13 @@ def run_phase(
     context: Any,
     mode: str,
     duration_s: float,
-    rss: list[tuple[float, float]] | None,
+    rss: RssSamples | None,
     *,
     trim: bool = False,
     raw: bool = False,
     single_threaded: bool = False,
     observe_every_s: float | None = None,
+    object_growth: bool = False,
 ) -> dict[str, Any]:
     import rclpy
     from rclpy.callback_groups import ReentrantCallbackGroup
@@ -257,9 +309,14 @@ def run_phase(
             threading.Event().wait(0.05)
     times.reset()  # measure from here: discovery and the first frames are warm-up
     before = dict(source.stats()) if source is not None else dict(counts)
+    if object_growth:
+        import tracemalloc
+
+        tracemalloc.start()
     cpu_start, wall_start = cpu_s(), time.monotonic()
     tick = threading.Event()
     observations, next_observe = 0, 0.0
+    census: dict[str, Any] = {}
     while (elapsed := time.monotonic() - wall_start) < duration_s:
         if source is not None and observe_every_s is not None and elapsed >= next_observe:
             source.observe()  # a decision: deserialize (raw), decode, resize and encode the newest frames
@@ -269,9 +326,13 @@ def run_phase(
             if trim:
                 malloc_trim()
             rss.append((elapsed, rss_mb()))
+        if object_growth and "half" not in census and elapsed >= duration_s / 2:
+            census["half"] = object_census()
         tick.wait(min(1.0, max(0.0, duration_s - elapsed)))
     wall = time.monotonic() - wall_start
     cpu = cpu_s() - cpu_start
+    if object_growth and "half" in census:
+        report_object_growth(census["half"], object_census())
     after = dict(source.stats()) if source is not None else dict(counts)
     if rss is not None:
         if trim:
@@ -375,6 +436,14 @@ def main(argv: list[str] | None = None) -> int:
         "--observe-every", type=float, metavar="S", help="ours: build an observation every S seconds"
     )
     parser.add_argument("--summary-json", type=Path, help="write rates and RSS figures of the first phase")
+    parser.add_argument(
+        "--object-growth",
+        action="store_true",
+        help=(
+            "print the gc-tracked types and the allocation sites (tracemalloc, which slows the process) "
+            "that grew over the second half of the first phase"
+        ),
+    )
     args = parser.parse_args(argv)
     duration = args.duration or (10.0 if args.quick else 60.0)
     naive_duration = min(60.0, max(5.0, duration / 3))  # a soak needs no 10-minute baseline
@@ -415,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
                     raw=args.raw,
                     single_threaded=args.executor == "single",
                     observe_every_s=args.observe_every,
+                    object_growth=args.object_growth,
                 ),
             ]
             if not args.no_baseline:
