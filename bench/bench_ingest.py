@@ -3,11 +3,12 @@
 Callback cost per message and RSS over time.
 
     .venv/bin/python bench/bench_ingest.py [--quick] [--duration S] [--receiver bare] [--malloc-trim]
-                                           [--raw] [--executor single] [--rss-csv FILE]
+                                           [--raw] [--executor multi] [--rss-csv FILE]
 
 A publisher process (bench/_ingest_publisher.py) sends the load over DDS (private
 ROS_DOMAIN_ID, localhost, Fast DDS LARGE_DATA transport). This process runs the
-node side as the harness node does (MultiThreadedExecutor, reentrant sensor group):
+node side as the harness node does by default (``observations.sensor_executor:
+dedicated``: the subscriptions on a node spun by a SingleThreadedExecutor):
 
 ours   RosObservationSource: each callback only stores the newest message. Its
        callbacks are wrapped with a timer (the wrapper's own cost is included).
@@ -17,8 +18,9 @@ bare   (``--receiver bare``, in place of ours) the same subscriptions with callb
        do nothing: what rclpy and Fast DDS alone do with the load, for the RSS split.
 
 ``--raw`` sets ``observations.raw_subscriptions`` (ours keeps serialized bytes and
-deserializes nothing during ingest). ``--executor single`` spins the receiving node with
-a SingleThreadedExecutor instead of the node's 4-thread MultiThreadedExecutor.
+deserializes nothing during ingest). ``--executor multi`` spins the receiving node with a
+4-thread MultiThreadedExecutor and a reentrant group instead, as the harness node does with
+``observations.sensor_executor: shared`` (and did for every sensor before issue #18).
 
 ``--malloc-trim`` calls glibc ``malloc_trim(0)`` before every RSS sample: memory that is
 freed but kept by the allocator is then returned, so what still grows is really held.
@@ -428,7 +430,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--malloc-trim", action="store_true", help="malloc_trim(0) before each RSS sample")
     parser.add_argument("--raw", action="store_true", help="ours with observations.raw_subscriptions")
     parser.add_argument(
-        "--executor", choices=("multi", "single"), default="multi", help="executor of the receiving node"
+        "--executor",
+        choices=("single", "multi"),
+        default="single",
+        help="executor of the receiving node: single (the node's dedicated sensor executor) or multi (shared)",
     )
     parser.add_argument("--rss-csv", type=Path, help="write the RSS samples (seconds, MB) to this file")
     parser.add_argument("--no-baseline", action="store_true", help="skip the naive (decode-everything) phase")

@@ -329,6 +329,14 @@ class ObservationConfig(_Model):
     post_execution_wait_s: float = Field(
         default=2.0, ge=0, description="How long the evaluator waits for frames newer than the tool's end."
     )
+    sensor_executor: Literal["dedicated", "shared"] = Field(
+        default="dedicated",
+        description=(
+            "dedicated: camera, depth and clearance subscriptions live on a companion node "
+            "<name>_sensors spun by its own single-threaded executor (a sixth of the CPU, see "
+            "BENCHMARKS.md, ingest); shared: on the node's multi-threaded executor."
+        ),
+    )
     raw_subscriptions: bool = Field(
         default=False,
         description=(

@@ -285,3 +285,67 @@ def test_cdr_header_stamp_reads_the_stamp_without_deserializing() -> None:
     assert cdr_header_stamp(big_endian) == pytest.approx(42.5)
     assert cdr_header_stamp(b"\x00\x03" + bytes(10)) is None  # parameter-list CDR: not read here
     assert cdr_header_stamp(b"\x00\x01\x00") is None  # truncated
+
+
+def test_companion_sensor_node_subscribes_where_the_main_node_resolves(
+    ros_env: dict[str, str], publisher_factory: Any
+) -> None:
+    """A launch file renames every node of the process (``__node:=``) and remaps topics
+    globally or for one node: the companion node keeps its own name and subscribes to the
+    names the main node resolves (namespace, remaps)."""
+    import rclpy
+    from rclpy.context import Context
+
+    from harness_ros.ros.observations import RosObservationSource
+    from harness_ros.ros.sensor_executor import SensorNode
+
+    args = [
+        "--ros-args",
+        "-r", "__node:=robot_harness",
+        "-r", "front_alias:=/cam/front/image",  # global remap of a relative name
+        "-r", "robot_harness:scan_alias:=/scan",  # remap for the main node only
+    ]  # fmt: skip
+    context = Context()
+    rclpy.init(args=args, context=context, domain_id=int(ros_env["ROS_DOMAIN_ID"]))
+    try:
+        main = rclpy.create_node("harness", namespace="/robot1", context=context)
+        sensors = SensorNode(main)
+        assert main.get_fully_qualified_name() == "/robot1/robot_harness"
+        assert sensors.node.get_fully_qualified_name() == "/robot1/robot_harness_sensors"
+        config = ObservationConfig.model_validate(
+            {
+                "views": {"front": {"topic": "front_alias"}, "wrist": {"topic": "cam/wrist"}},
+                "clearance": {"scan_topic": "scan_alias"},
+            }
+        )
+        source = RosObservationSource(main, config, footprint_radius_m=RADIUS, subscriber=sensors.node)
+        assert set(source.stats()) == {"/cam/front/image", "/robot1/cam/wrist", "/scan"}
+        assert {name for name, _ in sensors.node.get_subscriber_names_and_types_by_node(
+            "robot_harness_sensors", "/robot1"
+        )} >= {"/cam/front/image", "/robot1/cam/wrist", "/scan"}  # fmt: skip
+
+        publisher = publisher_factory()
+        deadline = time.monotonic() + FIRST_FRAMES_TIMEOUT_S
+        while time.monotonic() < deadline and not all(
+            source.stats()[topic] > 0 for topic in ("/cam/front/image", "/scan")
+        ):
+            time.sleep(0.05)
+        assert source.stats()["/cam/front/image"] > 0, (source.stats(), publisher.poll())
+        observation = source.observe()
+        front = observation.view("front")
+        assert front is not None and not front.missing and not front.stale
+        assert observation.clearance is not None and observation.clearance.usable
+        # the wrist topic exists only under the namespace, where nobody publishes
+        wrist = observation.view("wrist")
+        assert wrist is not None and wrist.missing
+
+        with pytest.raises(ConfigError, match=r"observations\.views\.bad\.topic"):
+            bad = ObservationConfig.model_validate({"views": {"bad": {"topic": "no spaces"}}})
+            RosObservationSource(main, bad, footprint_radius_m=RADIUS, subscriber=sensors.node)
+
+        source.destroy()
+        sensors.destroy()
+        assert not sensors._thread.is_alive()
+        main.destroy_node()
+    finally:
+        context.try_shutdown()

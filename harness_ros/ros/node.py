@@ -112,6 +112,7 @@ class HarnessNode(LifecycleNode):
         """Set when no model is configured: the node runs (sensors, tools) but refuses tasks."""
         self._harness: Any = None
         self._observations: Any = None
+        self._sensor_node: Any = None
         self._tools: list[Any] = []
         self._recorder: Any = None
         self._worker: threading.Thread | None = None
@@ -200,12 +201,19 @@ class HarnessNode(LifecycleNode):
         self._check_model_settings(config)
         profile = load_embodiment_profile_document_from_config(config)
         views = profile.model_visible_views if profile is not None else tuple(config.observations.views)
+        subscriber = None
+        if config.observations.sensor_executor == "dedicated":
+            from harness_ros.ros.sensor_executor import SensorNode
+
+            self._sensor_node = SensorNode(self)
+            subscriber = self._sensor_node.node
         self._observations = RosObservationSource(
             self,
             config.observations,
             footprint=Footprint.from_config(config.safety),
             views=views,
             callback_group=self._sensor_group,
+            subscriber=subscriber,
         )
         self._warn_missing_sources(config)
         from harness_ros.plugins import ObservationWithExtras, load_plugins
@@ -368,6 +376,9 @@ class HarnessNode(LifecycleNode):
         if self._observations is not None:
             self._observations.destroy()
             self._observations = None
+        if self._sensor_node is not None:
+            self._sensor_node.destroy()
+            self._sensor_node = None
         if self._operator is not None:
             self._operator.destroy()
             self._operator = None

@@ -198,12 +198,16 @@ class RosObservationSource:
         footprint_radius_m: float | None = None,
         views: Sequence[str] | None = None,
         callback_group: Any = None,
+        subscriber: Node | None = None,
     ) -> None:
         """``footprint`` (``Footprint.from_config(config.safety)``), or a circle of
-        ``footprint_radius_m``."""
+        ``footprint_radius_m``. ``subscriber``: the node that owns the subscriptions when it
+        is not ``node`` (a ``SensorNode``'s, spun by its own executor); topic names are then
+        resolved by ``node``, whose clock and logger the source uses either way."""
         if (footprint is None) == (footprint_radius_m is None):
             raise ValueError("give exactly one of footprint or footprint_radius_m")
         self._node = node
+        self._subscriber = node if subscriber is None else subscriber
         self._config = config
         self._footprint = (
             footprint if footprint is not None else Footprint.circle(float(footprint_radius_m or 0))
@@ -284,21 +288,34 @@ class RosObservationSource:
                 self._mount_cache.clear()
             self.check_mounts()
 
+        topic = self._resolve("/tf_static", "observations.clearance")
         self._subscriptions.append(
-            self._node.create_subscription(
-                TFMessage, "/tf_static", store, qos, callback_group=self._callback_group
-            )
+            self._subscriber.create_subscription(TFMessage, topic, store, qos, callback_group=self._group())
         )
+
+    def _group(self) -> Any:
+        """The callback group given for ``node``; a companion subscriber uses its default."""
+        return self._callback_group if self._subscriber is self._node else None
+
+    def _resolve(self, topic: str, key: str) -> str:
+        """``topic`` as the main node resolves it (namespace, ``~``, remaps) when a companion
+        node subscribes; unchanged otherwise (the subscribing node resolves it itself)."""
+        if self._subscriber is self._node:
+            return topic
+        try:
+            return self._node.resolve_topic_name(topic)
+        except RuntimeError as err:  # rclpy's RCLError: not a valid topic name
+            raise ConfigError(f"{key}: invalid topic name {topic!r}: {err}") from None
 
     def _subscribe(self, msg_type: type, topic: str, qos: str, key: str, *, raw: bool = False) -> _Slot:
         slot = _Slot(topic, msg_type=msg_type if raw else None)
         try:
-            subscription = self._node.create_subscription(
+            subscription = self._subscriber.create_subscription(
                 msg_type,
-                topic,
+                self._resolve(topic, key),
                 self._storer(slot),
                 qos_for(qos),
-                callback_group=self._callback_group,
+                callback_group=self._group(),
                 raw=raw,
             )
         except NameValidationException as err:  # also InvalidTopicNameException
@@ -335,7 +352,7 @@ class RosObservationSource:
     def destroy(self) -> None:
         """Destroy the subscriptions (the node stays)."""
         for subscription in self._subscriptions:
-            self._node.destroy_subscription(subscription)
+            self._subscriber.destroy_subscription(subscription)
         self._subscriptions.clear()
 
     # ------------------------------------------------------------------ ObservationSource
