@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         "--executor",
         choices=("single", "multi"),
         default="single",
-        help="executor of the receiving node: single (the node's dedicated sensor executor) or multi (shared)",
+        help="receiving executor: single (the node's dedicated sensor executor) or multi (shared)",
     )
     parser.add_argument("--rss-csv", type=Path, help="write the RSS samples (seconds, MB) to this file")
     parser.add_argument("--no-baseline", action="store_true", help="skip the naive (decode-everything) phase")
