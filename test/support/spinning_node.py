@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,13 +12,27 @@ from typing import Any
 @contextmanager
 def spinning_node(context: Any, name: str) -> Iterator[Any]:
     """A node named ``name`` in ``context``, spinning until the block ends."""
-    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
     from rclpy.node import Node
 
     node = Node(name, context=context)
     executor = MultiThreadedExecutor(context=context)
     executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+
+    def spin() -> None:
+        # As the harness node does (_spin_until_shutdown): rclpy's ActionClient joins the
+        # node's waitables before it creates its lock, so a test that creates one while
+        # this thread waits can make one spin raise AttributeError; keep spinning.
+        while context.ok():
+            try:
+                executor.spin()
+                return
+            except ExternalShutdownException:
+                return
+            except Exception as err:  # see above
+                print(f"spinning_node {name}: a spin raised {err!r}; spinning on", file=sys.stderr)
+
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     try:
         yield node
