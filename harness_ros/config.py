@@ -333,7 +333,7 @@ class ObservationConfig(_Model):
         default="dedicated",
         description=(
             "dedicated: camera, depth and clearance subscriptions live on a companion node "
-            "<name>_sensors spun by its own single-threaded executor (a sixth of the CPU, see "
+            "<name>_sensors spun by its own single-threaded executor (5% of a core instead of 30%, see "
             "BENCHMARKS.md, ingest); shared: on the node's multi-threaded executor."
         ),
     )

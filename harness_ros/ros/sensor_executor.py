@@ -4,7 +4,8 @@ Why: camera, depth and scan messages arrive at 50 to 100 per second, and on the 
 MultiThreadedExecutor each one is handed to a pool thread as a task, under the GIL with
 the other threads. Measured over 30 minutes (BENCHMARKS.md, section 2) with the same
 3 x VGA + depth + scan load and the same delivered rates, a single-threaded executor
-took 5% of a core instead of 31%, and the RSS settled at about 115 MB instead of 130 MB.
+took 5 to 6% of a core instead of 26 to 31%, and the RSS settled at about 111 MB instead
+of 130 to 133 MB.
 The callbacks only store the newest message, so one thread is plenty.
 
 rclpy cannot give one node's callback groups to two executors, hence a second node,
