@@ -5,8 +5,7 @@ MultiThreadedExecutor each one is handed to a pool thread as a task, under the G
 the other threads. Measured over 30 minutes (BENCHMARKS.md, section 2) with the same
 3 x VGA + depth + scan load and the same delivered rates, a single-threaded executor
 took 5 to 6% of a core instead of 26 to 31%, and the RSS settled at about 111 MB instead
-of 130 to 133 MB.
-The callbacks only store the newest message, so one thread is plenty.
+of 130 to 133 MB. The callbacks only store the newest message, so one thread is plenty.
 
 rclpy cannot give one node's callback groups to two executors, hence a second node,
 ``<name>_sensors`` in the same namespace. It is created without the process's global
