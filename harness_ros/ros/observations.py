@@ -88,8 +88,8 @@ def cdr_header_stamp(data: bytes) -> float | None:
 class _Slot:
     """Newest message of one topic and how many arrived. Guarded by the source's lock.
 
-    A raw slot (``msg_type`` set) keeps the serialized bytes in ``msg``; ``latest()``
-    deserializes them."""
+    A raw slot (``msg_type`` set) keeps the serialized bytes in ``msg`` and their header
+    stamp in ``raw_stamp``; ``_message()`` deserializes them when a decision reads them."""
 
     topic: str
     msg: Any = None
