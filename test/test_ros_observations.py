@@ -325,12 +325,8 @@ def test_companion_sensor_node_subscribes_where_the_main_node_resolves(
         )} >= {"/cam/front/image", "/robot1/cam/wrist", "/scan"}  # fmt: skip
 
         publisher = publisher_factory()
-        deadline = time.monotonic() + FIRST_FRAMES_TIMEOUT_S
-        while time.monotonic() < deadline and not all(
-            source.stats()[topic] > 0 for topic in ("/cam/front/image", "/scan")
-        ):
-            time.sleep(0.05)
-        assert source.stats()["/cam/front/image"] > 0, (source.stats(), publisher.poll())
+        arrived = source.wait_for_messages(FIRST_FRAMES_TIMEOUT_S, topics=["/cam/front/image", "/scan"])
+        assert arrived, (source.stats(), publisher.poll())
         observation = source.observe()
         front = observation.view("front")
         assert front is not None and not front.missing and not front.stale

@@ -395,9 +395,10 @@ class RosObservationSource:
         return self._clearance_at(self.now(), [])
 
     # ------------------------------------------------------------------ extras
-    def wait_for_messages(self, timeout_s: float) -> bool:
-        """Block until every subscribed topic delivered at least one message; False at the deadline."""
-        slots = self._all_slots()
+    def wait_for_messages(self, timeout_s: float, topics: Sequence[str] | None = None) -> bool:
+        """Block until every subscribed topic (or each of the resolved ``topics``) delivered at
+        least one message; False at the deadline."""
+        slots = [slot for slot in self._all_slots() if topics is None or slot.topic in topics]
         with self._cond:
             return self._cond.wait_for(
                 lambda: all(slot.count > 0 for slot in slots), timeout=max(0.0, timeout_s)
