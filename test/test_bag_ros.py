@@ -108,6 +108,10 @@ def test_recorder_writes_topics_events_and_instructions_readable_back(
     assert deserialize_message(recorded_instruction.data, String).data == instruction
     assert [e["type"] for e in iter_events(bag)] == ["task_started", "done"]
     assert list(iter_events(bag))[1]["data"] == {"status": "completed", "report": "done"}
+    # Retention recognises what the recorder wrote as its own (marker, metadata, storage).
+    from harness_ros.retention import prune_recordings
+
+    assert prune_recordings(bag_path, 0) == [bag_path]
 
 
 def test_recorder_throttles_image_topics() -> None:

@@ -19,7 +19,7 @@ from harness_ros.model.contracts import ModelReply, Usage
 from harness_ros.progress import format_event
 from harness_ros.report import render_html
 from harness_ros.report.run import load_run
-from harness_ros.retention import prune_recordings, prune_run_folders
+from harness_ros.retention import RUN_MARKER, mark_recording, prune_recordings, prune_run_folders
 from harness_ros.tools import success, tool
 
 LEDGER = "# Tool Experience: pick_object\n\n## Success\n- Grasp mugs by the handle.\n## Failure\n"
@@ -190,13 +190,60 @@ def test_run_folders_keep_the_newest(tmp_path: Path) -> None:
     assert sorted(p.name for p in runs.iterdir()) == ["operator-notes", "task-2", "task-3", "task-4"]
 
 
+def fake_recording(folder: Path) -> Path:
+    """What the recorder leaves: its marker, metadata.yaml and one storage file."""
+    folder.mkdir()
+    mark_recording(folder)
+    (folder / "metadata.yaml").write_text("rosbag2_bagfile_information: {}\n", encoding="utf-8")
+    (folder / f"{folder.name}.mcap").write_bytes(b"\x89MCAP0\r\n")
+    return folder
+
+
 def test_recordings_keep_the_newest_and_only_their_family(tmp_path: Path) -> None:
     for index, name in enumerate(["bag", "bag_100", "bag_200", "bag_300", "bagpipes", "bag_x"]):
-        (tmp_path / name).mkdir()
+        fake_recording(tmp_path / name)
         os.utime(tmp_path / name, (1000 + index, 1000 + index))
     removed = prune_recordings(tmp_path / "bag", 2)
     assert sorted(p.name for p in removed) == ["bag", "bag_100"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bag_200", "bag_300", "bag_x", "bagpipes"]
+
+
+def test_a_folder_at_record_path_that_is_not_a_recording_survives(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Finding: with record.keep 1, prune_recordings removed whatever sat at record.path.
+    notes = tmp_path / "bag"
+    notes.mkdir()
+    (notes / "calibration.yaml").write_text("operator's file\n", encoding="utf-8")
+    caplog.set_level("INFO", logger="harness_ros.retention")
+    assert prune_recordings(notes, 0) == []  # record.keep 1: the new recording plus 0 earlier
+    assert (notes / "calibration.yaml").read_text(encoding="utf-8") == "operator's file\n"
+    assert f"not removing {notes}" in caplog.text and "not a recording harness_ros wrote" in caplog.text
+
+
+def test_a_marked_recording_holding_other_files_survives(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    bag = fake_recording(tmp_path / "bag")
+    (bag / "notes.txt").write_text("kept\n", encoding="utf-8")
+    (bag / "extra").mkdir()
+    older = fake_recording(tmp_path / "bag_100")
+    os.utime(older, (1000, 1000))
+    caplog.set_level("INFO", logger="harness_ros.retention")
+    assert prune_recordings(tmp_path / "bag", 0) == [older]
+    assert (bag / "notes.txt").is_file()
+    assert "which the recorder did not write" in caplog.text
+
+
+def test_a_run_folder_the_harness_did_not_create_survives(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    (runs / "operator-log").mkdir(parents=True)
+    (runs / "operator-log" / "events.jsonl").write_text("{}\n", encoding="utf-8")  # looks like a run
+    harness = Harness(model=Final(), tools=[pick_object], limits=HarnessLimits(runs_keep=1), runs_dir=runs)
+    list(harness.run("go", task_id="task-0"))
+    list(harness.run("go", task_id="task-1"))
+    assert sorted(p.name for p in runs.iterdir()) == ["operator-log", "task-1"]
+    assert (runs / "task-1" / RUN_MARKER).is_file()
 
 
 def test_retention_never_follows_a_symlink(tmp_path: Path) -> None:

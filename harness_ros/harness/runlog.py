@@ -6,7 +6,8 @@
 - ``turn_<n>_<view>.jpg``: the images sent to the model at turn n;
 - ``report.md``: final status, outcome (and what it rests on), reason and report;
 - ``trajectory.json``: the task's trajectory (``harness-ros memory consolidate
-  --trajectory`` reads it).
+  --trajectory`` reads it);
+- ``.harness_ros_run``: the marker that lets retention (``harness.runs_keep``) prune it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, TextIO
 
 from harness_ros.errors import TaskRejectedError
 from harness_ros.events import HarnessEvent
+from harness_ros.retention import mark_run_folder
 
 __all__ = ["RunLog"]
 
@@ -63,6 +65,7 @@ class RunLog:
         except FileExistsError:
             msg = f"run folder {str(folder)!r} already exists: use a new task id"
             raise TaskRejectedError(msg) from None
+        mark_run_folder(folder)  # retention prunes only folders that carry this marker
         self._events: TextIO | None = (folder / "events.jsonl").open("a", encoding="utf-8")
 
     def write_event(self, event: HarnessEvent) -> None:

@@ -30,7 +30,7 @@ from std_msgs.msg import String
 
 from harness_ros.errors import BagError, ConfigError
 from harness_ros.events import HarnessEvent
-from harness_ros.retention import prune_recordings
+from harness_ros.retention import mark_recording, prune_recordings
 from harness_ros.ros.graph_check import expected_topics
 
 if TYPE_CHECKING:
@@ -155,6 +155,7 @@ class BagRecorder:
         self._writer = Writer(self.path, version=9, storage_plugin=_STORAGE[storage])
         try:
             self._writer.open()
+            mark_recording(self.path)  # retention (record.keep) prunes only marked recordings
             self._connections: dict[str, Connection] = {
                 topic: self._writer.add_connection(topic, type_string, typestore=typestore)
                 for topic, type_string in all_topics.items()
