@@ -12,6 +12,7 @@ import math
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness_ros.errors import ConfigError
 
 __all__ = [
+    "RUN_TIME_PARAMETERS",
     "ClearanceConfig",
     "DepthConfig",
     "EvaluatorConfig",
@@ -33,6 +35,7 @@ __all__ = [
     "ObservationConfig",
     "OperatorConfig",
     "RecordConfig",
+    "RunTimeParameter",
     "SafetyConfig",
     "SensorMountConfig",
     "SkillsConfig",
@@ -46,6 +49,7 @@ __all__ = [
     "load_config",
     "parameter_defaults",
     "parameter_descriptions",
+    "run_time_refusal",
     "url_problem",
 ]
 
@@ -784,25 +788,63 @@ def flatten_config(config: HarnessConfig) -> dict[str, Any]:
     return flat
 
 
-READ_ONLY_PARAMETER_PREFIXES: tuple[str, ...] = (
-    "config_file",
-    "plugins",
-    "safety.",
-    "tools",
-    "observations.clearance",
-    "task_api.",
-)
-"""Safety-relevant ROS parameters: set at start-up (YAML, params file, launch), never at run time.
+@dataclass(frozen=True)
+class RunTimeParameter:
+    """One parameter on the run-time allowlist: why changing it is safe, and its rule."""
 
-The safety limits, the tool bindings (their ``base_motion``, ``requires_approval`` and
-``signed_distance`` flags), the clearance source and the client-message bounds are
-what stands between the model and the robot; a ``set_parameters`` call followed by a
-lifecycle re-configure must not be able to weaken them.
+    reason: str
+    lower_only: bool = False
+    """Only values at or below the start-up value are accepted."""
+
+
+RUN_TIME_PARAMETERS: dict[str, RunTimeParameter] = {
+    "harness.max_turns": RunTimeParameter(
+        "fewer model decisions per task can only end a task sooner; each decision still meets every hook",
+        lower_only=True,
+    ),
+    "harness.task_timeout_s": RunTimeParameter(
+        "a shorter wall-time limit can only end a task sooner", lower_only=True
+    ),
+    "observations.jpeg_quality": RunTimeParameter(
+        "only the compression of the images the configured cameras already send to the configured "
+        "model; not which cameras, what is decoded, or where the images go"
+    ),
+}
+"""The only ROS parameters that may change while the node runs; every other one is
+read-only from start-up (YAML, params file, launch overrides) to shutdown.
+
+Any participant on the ROS domain can call ``~/set_parameters``, so a parameter is
+listed only when no value of it can widen what the robot does, redirect the model or
+its key, or write or expose anything. A change takes effect at the next lifecycle
+re-configure, which otherwise re-reads the start-up values.
 """
 
 
 def is_read_only_parameter(key: str) -> bool:
-    return any(key == prefix.rstrip(".") or key.startswith(prefix) for prefix in READ_ONLY_PARAMETER_PREFIXES)
+    """Every parameter but the run-time allowlist (``RUN_TIME_PARAMETERS``)."""
+    return key not in RUN_TIME_PARAMETERS
+
+
+def run_time_refusal(key: str, value: Any, start_up_value: Any) -> str | None:
+    """Why setting parameter ``key`` to ``value`` while the node runs is refused, or None.
+
+    The reason names the parameter and the rule, for the SetParametersResult.
+    """
+    rule = RUN_TIME_PARAMETERS.get(key)
+    if rule is None:
+        allowed = ", ".join(sorted(RUN_TIME_PARAMETERS))
+        return (
+            f"parameter {key!r} is read-only at run time: only {allowed} may change while the node "
+            "runs; set it in the config file, params file or launch file and restart the node"
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return f"parameter {key!r} must be a finite number, got {value!r}"
+    if rule.lower_only and isinstance(start_up_value, int | float) and value > start_up_value:
+        return (
+            f"parameter {key!r} may only be lowered at run time (start-up value {start_up_value!r}, "
+            f"asked {value!r}): {rule.reason}"
+        )
+    return None
 
 
 def _leaf_fields(prefix: str, model: type[BaseModel]) -> Iterator[tuple[str, Any]]:

@@ -1,4 +1,4 @@
-"""The harness node's ROS parameters: safety ones are read-only, a params file alone works.
+"""The harness node's ROS parameters: read-only at run time but a short allowlist; a params file alone works.
 
 Parameters are changed the way a user would: through the node's standard
 ``~/set_parameters`` service from another node, over DDS.
@@ -96,19 +96,51 @@ def test_safety_parameters_cannot_be_weakened_at_run_time(spun: tuple[Any, Any])
     results = set_remotely(client, weakening)
     assert [r.successful for r in results] == [False] * len(weakening)
     assert all("read-only" in r.reason for r in results), [r.reason for r in results]
-    # A setting that is not safety-relevant still changes at run time.
-    (turns,) = set_remotely(client, {"harness.max_turns": 9})
+    # An allowlisted setting still changes at run time, in the direction that cannot widen.
+    (turns,) = set_remotely(client, {"harness.max_turns": 5})
     assert turns.successful
 
-    # Lifecycle re-configure re-reads the parameters: the new turn limit, the same safety.
+    # Lifecycle re-configure: the new turn limit, the same safety.
     assert node.trigger_cleanup() == TransitionCallbackReturn.SUCCESS
     assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
-    assert node.config.harness.max_turns == 9
+    assert node.config.harness.max_turns == 5
     assert node.config.safety.margin_m == 0.15
     assert node.config.safety.max_translation_m == 1.5
     assert node.config.observations.clearance is not None
     assert node.config.observations.clearance.scan_topic == "/scan"
     assert node.get_parameter("safety.margin_m").value == 0.15
+
+
+def test_only_the_run_time_allowlist_changes_and_only_within_its_rule(spun: tuple[Any, Any]) -> None:
+    from rclpy.lifecycle import TransitionCallbackReturn
+
+    from harness_ros.config import RUN_TIME_PARAMETERS
+
+    node, client = spun
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    refused = {
+        "harness.max_turns": (8, "may only be lowered"),  # start-up 7
+        "harness.task_timeout_s": (1e6, "may only be lowered"),
+        "observations.jpeg_quality": (500, "observations.jpeg_quality"),  # out of the model's range
+        "use_sim_time": (True, "read-only at run time"),  # rclpy's own: would swap every clock
+        "graph_check_timeout_s": (5.0, "read-only at run time"),
+    }
+    for name, (value, why) in refused.items():
+        (result,) = set_remotely(client, {name: value})
+        assert not result.successful, name
+        assert repr(name) in result.reason and why in result.reason, result.reason
+    assert node.get_parameter("use_sim_time").value is False
+    results = set_remotely(
+        client, {"harness.max_turns": 3, "harness.task_timeout_s": 60.0, "observations.jpeg_quality": 40}
+    )
+    assert [r.successful for r in results] == [True, True, True], [r.reason for r in results]
+    assert node.trigger_cleanup() == TransitionCallbackReturn.SUCCESS
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+    assert (node.config.harness.max_turns, node.config.harness.task_timeout_s) == (3, 60.0)
+    assert node.config.observations.jpeg_quality == 40
+    # Every declared parameter but the allowlist says read-only to `ros2 param describe`.
+    writable = {name for name in node._config_keys if not node.describe_parameter(name).read_only}
+    assert writable == set(RUN_TIME_PARAMETERS)
 
 
 def test_every_config_key_is_declared_with_its_description(spun: tuple[Any, Any]) -> None:

@@ -15,7 +15,10 @@ Task API (standard types only):
 
 Every client message is hostile until parsed (``harness_ros.task_api``): a bad one is
 refused with a ``task_rejected`` or ``request_refused`` event and a log line, and the
-node keeps serving. Safety-relevant parameters are read-only at run time.
+node keeps serving. Every parameter is read-only at run time except the short
+allowlist ``harness_ros.config.RUN_TIME_PARAMETERS``, and a lifecycle re-configure
+re-reads the start-up values (config file + start-up overrides), never a value another
+participant set.
 """
 
 from __future__ import annotations
@@ -28,21 +31,24 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from harness_ros.config import (
+    RUN_TIME_PARAMETERS,
     HarnessConfig,
     config_from_flat,
     is_read_only_parameter,
     load_config,
     parameter_defaults,
     parameter_descriptions,
+    run_time_refusal,
 )
 from harness_ros.errors import ConfigError, HarnessError, TaskRejectedError
 from harness_ros.events import EventType, HarnessEvent
@@ -141,7 +147,8 @@ class HarnessNode(LifecycleNode):
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
         # Every key of the config model is declared, so a params file alone configures the
-        # node; safety-relevant keys are read-only: they are set at start-up, never at run time.
+        # node; all but the run-time allowlist are read-only: set at start-up, never at run
+        # time (any participant on the domain can call ~/set_parameters).
         path_param = self.declare_parameter(
             "config_file",
             str(self._config_path_arg or ""),
@@ -164,12 +171,55 @@ class HarnessNode(LifecycleNode):
                     read_only=is_read_only_parameter(key),
                 ),
             )
+        # What a re-configure reads: the config file plus the start-up overrides, as declared.
+        self._start_up_values = {name: self.get_parameter(name).value for name in self._config_keys}
+
+    def set_parameters(self, parameter_list: list[Parameter[Any]]) -> list[SetParametersResult]:
+        return [self.set_parameters_atomically([parameter]) for parameter in parameter_list]
+
+    def set_parameters_atomically(self, parameter_list: list[Parameter[Any]]) -> SetParametersResult:
+        """The ``~/set_parameters`` services land here: every change is checked against the
+        run-time rule first (rclpy's own read-only check would not say which rule)."""
+        for parameter in parameter_list:
+            refusal = self._run_time_refusal(parameter)
+            if refusal is not None:
+                self.get_logger().warning(f"refused to set a parameter: {refusal}")
+                return SetParametersResult(successful=False, reason=refusal)
+        return super().set_parameters_atomically(parameter_list)
+
+    def _run_time_refusal(self, parameter: Parameter[Any]) -> str | None:
+        name = parameter.name
+        if not self.has_parameter(name):
+            return None  # rclpy refuses an undeclared parameter itself
+        if name not in RUN_TIME_PARAMETERS:
+            # Also the parameters rclpy declares (use_sim_time would swap the clock every
+            # freshness check reads).
+            return run_time_refusal(name, parameter.value, None)
+        refusal = run_time_refusal(name, parameter.value, self._start_up_values.get(name))
+        if refusal is not None:
+            return refusal
+        flat = {**self._run_time_values(), name: parameter.value}
+        try:
+            config_from_flat(flat, base_dir=self._base_dir(), origin="ROS parameters")
+        except ConfigError as err:
+            return f"parameter {name!r}: {err}"
+        return None
+
+    def _run_time_values(self) -> dict[str, Any]:
+        """The start-up values, with the allowlisted ones as they are now."""
+        values = dict(self._start_up_values)
+        for name in RUN_TIME_PARAMETERS:
+            if name in values:
+                values[name] = self.get_parameter(name).value
+        return values
+
+    def _base_dir(self) -> Path:
+        return self._config_file.parent if self._config_file else Path.cwd()
 
     def _config_from_parameters(self) -> HarnessConfig:
-        flat = {name: self.get_parameter(name).value for name in self._config_keys}
-        base_dir = self._config_file.parent if self._config_file else Path.cwd()
+        flat = self._run_time_values()
         origin = f"{self._config_file} + ROS parameters" if self._config_file else "ROS parameters"
-        config = config_from_flat(flat, base_dir=base_dir, origin=origin)
+        config = config_from_flat(flat, base_dir=self._base_dir(), origin=origin)
         return config.model_copy(update={"source": self._config_file})
 
     # ------------------------------------------------------------------ lifecycle
