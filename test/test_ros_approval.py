@@ -163,3 +163,57 @@ def test_cli_lists_and_approves(nodes: tuple[Any, Operator], ros_env: dict[str, 
     again = cli(request_id)
     assert again.returncode == 1
     assert f"request {request_id!r} is already approved" in again.stderr
+
+
+def test_cli_lists_only_the_nodes_own_requests(nodes: tuple[Any, Operator], ros_env: dict[str, str]) -> None:
+    # Finding: `approve --list` showed latched requests from any publisher, spoofed tool
+    # arguments under a real request id included.
+    from pathlib import Path
+
+    from support.processes import ServerProcess
+
+    provider, operator = nodes
+    outcome = ask(provider, 30.0)
+    request_id = operator.wait_for("pending")[0]["request_id"]
+    spoofed = {
+        "request_id": request_id,
+        "tool": "pick",
+        "arguments": {"object_id": "knife"},
+        "status": "pending",
+    }
+    invented = {"request_id": "deadbeef", "tool": "drive", "arguments": {"distance": 9}, "status": "pending"}
+    forger = ServerProcess(
+        "latched",
+        ros_env,
+        script=Path(__file__).resolve().parent / "support" / "forger.py",
+        args=("/forger", f"/{HARNESS}/approval_requests", json.dumps(spoofed), json.dumps(invented)),
+    )
+    try:
+        assert forger.wait_for_line("published", 30.0), forger.output
+        listed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness_ros.cli",
+                "approve",
+                "--list",
+                "--node",
+                f"/{HARNESS}",
+                "--timeout",
+                "15",
+            ],
+            check=False,
+            env=ros_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        forger.stop()
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.strip() == f'{request_id}  pick  {{"object_id": "red_cup"}}', listed.stdout
+    assert "deadbeef" not in listed.stdout and "knife" not in listed.stdout
+    assert "ignored 2 message(s)" in listed.stderr, listed.stderr
+    provider_thread = outcome["thread"]
+    operator.send({"request_id": request_id, "approved": False})
+    provider_thread.join(WAIT_S)

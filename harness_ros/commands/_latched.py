@@ -3,12 +3,17 @@
 ``harness-ros approve`` (approval requests) and ``harness-ros answer`` (questions) both
 collect the recent messages of a transient-local topic keyed by an id, then reply on
 another topic and wait for the node's status update. This is the shared part.
+
+Only messages from the harness node's own publisher endpoint are shown or believed
+(``harness_ros.ros.publisher_trust``): a request or question another participant
+publishes, even under a real id, is kept apart and never listed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -54,6 +59,7 @@ class LatchedTopicClient:
         from rclpy.node import Node
         from std_msgs.msg import String
 
+        from harness_ros.ros.publisher_trust import NodePublisher
         from harness_ros.ros.qos import OPERATOR_LATCHED_QOS
 
         self.timeout_s = timeout_s
@@ -63,22 +69,38 @@ class LatchedTopicClient:
         self._executor = SingleThreadedExecutor(context=context)
         self._executor.add_node(self.node)
         self._key = key
-        self.messages: dict[str, dict[str, Any]] = {}
+        self._by_publisher: dict[bytes | None, dict[str, dict[str, Any]]] = {}
+        """Messages by publisher GID, then id: latched samples can arrive before the graph
+        says whose endpoint sent them, so they are sorted once the harness node's is known."""
         self._last_message = 0.0
         self.topic = f"{harness_node}/{topic}"
+        self.source = NodePublisher(self.node, self.topic, harness_node)
         self.node.create_subscription(String, self.topic, self._on_message, OPERATOR_LATCHED_QOS)
+
+    @property
+    def messages(self) -> dict[str, dict[str, Any]]:
+        """The harness node's own messages by id (empty until its endpoint is known)."""
+        if self.source.pinned is None:
+            return {}
+        return self._by_publisher.get(self.source.pinned, {})
+
+    def foreign_count(self) -> int:
+        """Messages from any other publisher on the topic."""
+        return sum(len(by_id) for gid, by_id in self._by_publisher.items() if gid != self.source.pinned)
 
     def close(self) -> None:
         self._executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
 
-    def _on_message(self, msg: Any) -> None:
+    def _on_message(self, msg: Any, info: Any) -> None:
+        from harness_ros.ros.publisher_trust import publisher_gid
+
         try:
             body = json.loads(msg.data)
         except (ValueError, RecursionError):
             return
         if isinstance(body, dict) and isinstance(body.get(self._key), str):
-            self.messages[body[self._key]] = body
+            self._by_publisher.setdefault(publisher_gid(info), {})[body[self._key]] = body
             self._last_message = time.monotonic()
 
     def spin_until(self, done: Callable[[], bool], deadline: float | None = None) -> bool:
@@ -90,13 +112,23 @@ class LatchedTopicClient:
         return True
 
     def collect(self, hint: str) -> None:
-        """Wait for the node's latched messages (bounded by the timeout)."""
-        if not self.spin_until(lambda: self.node.count_publishers(self.topic) > 0):
+        """Wait for the node's latched messages (bounded by the timeout).
+
+        Raises ``AmbiguousPublisherError`` when several publishers claim the node's name.
+        """
+        if not self.spin_until(self.source.resolve):
             raise HarnessError(
                 f"no harness node publishes {self.topic!r} within {self.timeout_s:g} s ({hint})"
             )
         start = time.monotonic()
         self.spin_until(lambda: time.monotonic() - max(start, self._last_message) > QUIET_S)
+        foreign = self.foreign_count()
+        if foreign:
+            print(
+                f"warning: ignored {foreign} message(s) on {self.topic} that did not come from "
+                f"{self.harness}'s own publisher",
+                file=sys.stderr,
+            )
 
     def pending(self) -> list[dict[str, Any]]:
         return [body for body in self.messages.values() if body.get("status") == "pending"]

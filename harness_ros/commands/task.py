@@ -7,9 +7,15 @@ would call a failed fetch "completed"):
     4  failed      the model reported it could not, the evaluator refuted the goal, or
                    the task failed, was aborted or cancelled
     5  unverified  the task completed, but nothing could check its goal
-    1  no outcome  no harness node answered, or the task timed out here
+    1  no outcome  no harness node answered, the task timed out here, or more than one
+                   publisher claims to be the harness node (no event can be trusted)
     3  rejected    the node refused to start it (no model configured, another task
                    running): nothing ran on the robot
+
+Only events from the harness node's own publisher endpoint count (the publisher GID of
+each message against the ROS graph, ``harness_ros.ros.publisher_trust``): a ``done``
+another participant publishes under the task's id neither ends the command nor sets
+its exit status.
 """
 
 from __future__ import annotations
@@ -103,20 +109,25 @@ def follow_task(
     from std_msgs.msg import String
 
     from harness_ros.ros.node import EVENTS_QOS
+    from harness_ros.ros.publisher_trust import NodePublisher
 
     task_id = f"task-{uuid.uuid4().hex[:12]}"
     done = threading.Event()
     outcome: dict[str, Any] = {}
 
     started = threading.Event()
+    base = node_name.rstrip("/")
+    source: NodePublisher | None = None
 
-    def on_event(msg: String) -> None:
+    def on_event(msg: String, info: Any) -> None:
         try:
             event = json.loads(msg.data)
         except (ValueError, RecursionError):
             return
         if not isinstance(event, dict) or event.get("task_id") != task_id:
             return
+        if source is None or not source.accepts(info):
+            return  # not the harness node's own publisher: never an outcome, never printed
         kind = event.get("type")
         if kind == "task_rejected" and started.is_set():
             # Our task is running: a rejection under its id is about someone else's request.
@@ -131,7 +142,6 @@ def follow_task(
             outcome.update({"status": "rejected", **(event.get("data") or {})})
             done.set()
 
-    base = node_name.rstrip("/")
     with rclpy.init(args=["harness_task", *(ros_args or [])]):
         node = rclpy.create_node(f"harness_task_{uuid.uuid4().hex[:6]}")
         executor = SingleThreadedExecutor()
@@ -149,11 +159,12 @@ def follow_task(
             node.create_subscription(String, f"{base}/events", on_event, EVENTS_QOS)
             publisher = node.create_publisher(String, f"{base}/instruction", 10)
             cancel = node.create_publisher(String, f"{base}/cancel_task", 10)
+            source = NodePublisher(node, f"{base}/events", base)
             connected = spin_until(
                 lambda: (
                     publisher.get_subscription_count() > 0
                     and cancel.get_subscription_count() > 0
-                    and node.count_publishers(f"{base}/events") > 0
+                    and source.resolve()  # raises when several publishers claim the node's name
                 ),
                 time.monotonic() + connect_timeout_s,
             )
@@ -184,6 +195,9 @@ def follow_task(
                 cancel.publish(String(data=json.dumps(cancel_request)))
                 spin_until(done.is_set, time.monotonic() + 10.0)
                 outcome.setdefault("status", "timeout")
+            dropped = source.describe_dropped()
+            if dropped:
+                print(f"warning: {dropped}", file=sys.stderr)
         finally:
             executor.shutdown(timeout_sec=1.0)
             node.destroy_node()

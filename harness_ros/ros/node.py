@@ -127,6 +127,7 @@ class HarnessNode(LifecycleNode):
         self.event_listeners: list[EventListener] = []
         self._limits = MessageLimits()
         self._operator: Any = None
+        self._approval: Any = None
         self._current_task_id: str | None = None
         self._sensor_group = ReentrantCallbackGroup()
         self._api_group = MutuallyExclusiveCallbackGroup()
@@ -281,7 +282,7 @@ class HarnessNode(LifecycleNode):
         if any(tool.requires_approval for tool in config.tools):
             from harness_ros.ros.approval import RosApprovalProvider
 
-            approval = RosApprovalProvider(self, limits=self._limits)
+            approval = self._approval = RosApprovalProvider(self, limits=self._limits)
         operator = None
         if config.operator.enabled:
             from harness_ros.ros.operator import RosOperatorChannel
@@ -432,6 +433,11 @@ class HarnessNode(LifecycleNode):
         if self._operator is not None:
             self._operator.destroy()
             self._operator = None
+        if self._approval is not None:
+            # A re-configure makes a new one: two request publishers of this node would make
+            # `harness-ros approve` refuse to tell which is the node's (publisher_trust).
+            self._approval.destroy()
+            self._approval = None
         self._harness = None
 
     def _stop_task(self, reason: str, timeout_s: float = 10.0) -> None:

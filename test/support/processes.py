@@ -20,9 +20,11 @@ class ServerProcess:
     """One action_servers.py (or ``script``) process running ``behaviour`` on the ROS
     domain of ``env``."""
 
-    def __init__(self, behaviour: str, env: dict[str, str], *, script: Path = SERVERS) -> None:
+    def __init__(
+        self, behaviour: str, env: dict[str, str], *, script: Path = SERVERS, args: tuple[str, ...] = ()
+    ) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(script), behaviour],
+            [sys.executable, str(script), behaviour, *args],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
