@@ -17,6 +17,7 @@ import sys
 
 from harness_ros import __version__
 from harness_ros.errors import HarnessError
+from harness_ros.terminal import terminal_safe
 
 __all__ = ["build_parser", "main"]
 
@@ -59,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(handler(args))
     except HarnessError as err:
-        print(f"error: {err}", file=sys.stderr)
+        # The message can carry what a node or server said (a refusal, a status).
+        print(f"error: {terminal_safe(str(err))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harness_ros.terminal import terminal_safe
+
 __all__ = ["format_event"]
 
 
@@ -46,7 +48,16 @@ def _tokens(tokens: Any) -> str:
 
 
 def format_event(event: dict[str, Any]) -> str | None:
-    """A display line for one event dict, or None for events not worth a line."""
+    """A display line for one event dict, or None for events not worth a line.
+
+    The line is terminal-safe: whatever the model, a server or another client put in the
+    event, its control characters are printed as escapes (``harness_ros.terminal``).
+    """
+    line = _event_line(event)
+    return None if line is None else terminal_safe(line)
+
+
+def _event_line(event: dict[str, Any]) -> str | None:
     kind = event.get("type")
     data = event.get("data") or {}
     turn = event.get("turn")

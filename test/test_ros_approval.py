@@ -83,12 +83,12 @@ def nodes(ros_context: Any) -> Iterator[tuple[Any, Operator]]:
         spinner.join(timeout=2.0)
 
 
-def ask(provider: Any, timeout_s: float) -> dict[str, Any]:
+def ask(provider: Any, timeout_s: float, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
     outcome: dict[str, Any] = {}
 
     def run() -> None:
         started = time.monotonic()
-        outcome["approved"] = provider.request("pick", {"object_id": "red_cup"}, timeout_s)
+        outcome["approved"] = provider.request("pick", arguments or {"object_id": "red_cup"}, timeout_s)
         outcome["elapsed"] = time.monotonic() - started
 
     worker = threading.Thread(target=run)
@@ -217,3 +217,38 @@ def test_cli_lists_only_the_nodes_own_requests(nodes: tuple[Any, Operator], ros_
     provider_thread = outcome["thread"]
     operator.send({"request_id": request_id, "approved": False})
     provider_thread.join(WAIT_S)
+
+
+def test_cli_prints_control_characters_as_escapes(
+    nodes: tuple[Any, Operator], ros_env: dict[str, str]
+) -> None:
+    # Finding: tool arguments (written by the model) reached the operator's terminal with
+    # escape sequences, BEL, C1 controls and right-to-left overrides intact.
+    provider, operator = nodes
+    hostile = {"object_id": "red\x1b]0;owned\x07_cup\u202epuc\x9b2J\x7f"}
+    outcome = ask(provider, 30.0, hostile)
+    request_id = operator.wait_for("pending")[0]["request_id"]
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness_ros.cli",
+            "approve",
+            "--list",
+            "--node",
+            f"/{HARNESS}",
+            "--timeout",
+            "15",
+        ],
+        check=False,
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    operator.send({"request_id": request_id, "approved": False})
+    outcome["thread"].join(WAIT_S)
+    assert listed.returncode == 0, listed.stderr
+    assert not set(listed.stdout) & {"\x1b", "\x07", "\u202e", "\x9b", "\x7f"}, repr(listed.stdout)
+    # C0 controls come out of the JSON as \\u001b; the rest as terminal_safe writes them.
+    assert "red\\u001b]0;owned\\u0007_cup\\u202epuc\\x9b2J\\x7f" in listed.stdout, listed.stdout

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from harness_ros.errors import HarnessError
+from harness_ros.terminal import terminal_safe
 
 __all__ = ["LatchedTopicClient", "latched_session"]
 
@@ -140,7 +141,7 @@ class LatchedTopicClient:
         if not pending:
             print(f"no pending {what} on {self.harness}")
         for body in pending:
-            print(describe(body))
+            print(terminal_safe(describe(body)))
         return 0
 
     def reply(self, topic: str, text: str, key_value: str) -> str:

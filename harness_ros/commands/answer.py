@@ -18,6 +18,7 @@ from typing import Any
 
 from harness_ros.commands._latched import LatchedTopicClient, latched_session
 from harness_ros.errors import HarnessError
+from harness_ros.terminal import terminal_safe
 
 __all__ = ["register"]
 
@@ -86,14 +87,14 @@ class _Session(LatchedTopicClient):
             others = ", ".join(b["question_id"] for b in self.pending()) or "none"
             raise HarnessError(f"question {question_id!r} is {state} on {self.harness} (pending: {others})")
         if text is None:
-            print(_describe(body), flush=True)
+            print(terminal_safe(_describe(body)), flush=True)
             text = input("answer> ").strip()
             if not text:
                 raise HarnessError("empty answer: nothing sent")
         status = self.reply(ANSWERS_TOPIC, answer_json(question_id, text), question_id)
         if status != "answered":
             raise HarnessError(f"question {question_id!r} ended {status!r} before the answer arrived")
-        print(f"answered {question_id}: {text}")
+        print(terminal_safe(f"answered {question_id}: {text}"))
         return 0
 
 

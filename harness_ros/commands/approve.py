@@ -15,6 +15,7 @@ from typing import Any
 
 from harness_ros.commands._latched import LatchedTopicClient, latched_session
 from harness_ros.errors import HarnessError
+from harness_ros.terminal import terminal_safe
 
 __all__ = ["register"]
 
@@ -71,7 +72,7 @@ class _Session(LatchedTopicClient):
         status = self.reply(DECISIONS_TOPIC, decision_json(request_id, approved), request_id)
         if status != wanted:
             raise HarnessError(f"request {request_id!r} ended {status!r}, not {wanted!r}")
-        print(f"{wanted} {request_id} ({body.get('tool')})")
+        print(terminal_safe(f"{wanted} {request_id} ({body.get('tool')})"))
         return 0
 
 

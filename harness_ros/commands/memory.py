@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_ros.errors import MemoryStoreError
+from harness_ros.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
@@ -50,7 +51,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _out(text: str) -> None:
-    sys.stdout.write(text + "\n")
+    # Memory holds model-written lessons: a block of lines, with no control that acts.
+    sys.stdout.write(terminal_safe(text, multiline=True) + "\n")
 
 
 def _config(args: argparse.Namespace) -> HarnessConfig:
