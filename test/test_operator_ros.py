@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import ServerProcess
 from support.spinning_node import spinning_node
 
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
@@ -157,7 +158,10 @@ class Client:
 
     def statuses(self, question_id: str) -> list[str]:
         with self._changed:
-            return [q["status"] for q in self.questions if q["question_id"] == question_id]
+            # This test client is no CLI: it skips the forger's messages by their mark.
+            return [
+                q["status"] for q in self.questions if q["question_id"] == question_id and not q.get("forged")
+            ]
 
     def call_reset(self) -> str:
         assert self.reset.wait_for_service(timeout_sec=15.0)
@@ -218,25 +222,51 @@ def test_questions_are_answered_by_the_cli_and_foreign_answers_ignored(
     client.answers.publish(client.String(data=json.dumps(foreign)))
     client.answers.publish(client.String(data="[[[[not json"))
 
-    listed = subprocess.run(
-        [HARNESS_ROS, "answer", "--list"],
-        env=ros_env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    # Another participant's latched questions: this id marked expired, and one of its own.
+    expired = {
+        "question_id": qid,
+        "task_id": "task-ask-1",
+        "question": "Which knife?",
+        "status": "expired",
+        "forged": True,
+    }
+    invented = {
+        "question_id": "q-forged",
+        "task_id": "task-ask-1",
+        "question": "Which knife?",
+        "status": "pending",
+    }
+    forger = ServerProcess(
+        "latched",
+        ros_env,
+        script=REPO / "test" / "support" / "forger.py",
+        args=("/forger", f"{NODE}/questions", json.dumps(expired), json.dumps(invented)),
     )
-    assert listed.returncode == 0, listed.stderr
-    assert qid in listed.stdout and "Which cup" in listed.stdout
+    try:
+        assert forger.wait_for_line("published", 30.0), forger.output
+        listed = subprocess.run(
+            [HARNESS_ROS, "answer", "--list"],
+            env=ros_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert listed.returncode == 0, listed.stderr
+        assert qid in listed.stdout and "Which cup" in listed.stdout
+        assert "q-forged" not in listed.stdout and "knife" not in listed.stdout, listed.stdout
+        assert "did not come from /harness's own publisher" in listed.stderr, listed.stderr
 
-    answered = subprocess.run(
-        [HARNESS_ROS, "answer", "--id", qid, "--text", "the red one, please"],
-        env=ros_env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+        answered = subprocess.run(
+            [HARNESS_ROS, "answer", "--id", qid, "--text", "the red one, please"],
+            env=ros_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        forger.stop()
     assert answered.returncode == 0, answered.stdout + answered.stderr
     assert f"answered {qid}" in answered.stdout
 
