@@ -622,7 +622,7 @@ def test_summaries_cached_by_ledger_hash(tmp_path: Path) -> None:
 def test_summaries_are_capped(tmp_path: Path) -> None:
     class Verbose:
         def summarize(self, tool: str, *, success: list[str], failure: list[str]) -> str:
-            return "word " * 500
+            return "Dock slowly at the charger. " * 40
 
     (tmp_path / "tool_experience").mkdir()
     (tmp_path / "tool_experience" / "navigate_to.md").write_text(
