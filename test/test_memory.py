@@ -150,7 +150,10 @@ def test_memory_md_format_and_projection(tmp_path: Path) -> None:
     )
     memory = FileMemory(tmp_path, consolidator=ScriptedConsolidator(proposal))
     # Preferences and Conventions need the operator's words (provenance rule).
-    goal = "Fetch the mug. I prefer concise completion reports; ask before choosing among destinations."
+    goal = (
+        "Fetch the mug. I prefer concise completion reports; "
+        "ask before choosing among equally plausible destinations."
+    )
     result = run_task(memory, [], goal=goal)
     assert result["memory_written"] == 3
     assert (tmp_path / "MEMORY.md").read_text() == (
@@ -622,7 +625,7 @@ def test_summaries_cached_by_ledger_hash(tmp_path: Path) -> None:
 def test_summaries_are_capped(tmp_path: Path) -> None:
     class Verbose:
         def summarize(self, tool: str, *, success: list[str], failure: list[str]) -> str:
-            return "word " * 500
+            return "Dock slowly at the charger. " * 40
 
     (tmp_path / "tool_experience").mkdir()
     (tmp_path / "tool_experience" / "navigate_to.md").write_text(

@@ -1,4 +1,11 @@
-"""``harness-ros memory``: inspect durable memory and consolidate saved trajectories offline."""
+"""``harness-ros memory``: inspect durable memory, review held entries, consolidate offline.
+
+harness-ros memory show                       what the model will see
+harness-ros memory pending                    entries held for your review
+harness-ros memory pending --accept ID        write a held entry into memory
+harness-ros memory pending --reject ID        drop it
+harness-ros memory consolidate --trajectory runs/<task>/trajectory.json [--dry-run]
+"""
 
 from __future__ import annotations
 
@@ -32,6 +39,15 @@ def register(subparsers: Any) -> None:
         help="never call a model: print ledger sizes for uncached summaries",
     )
     show.set_defaults(handler=_show)
+
+    pending = commands.add_parser(
+        "pending", help="list the entries held for review; accept or reject one (by its id)"
+    )
+    _common(pending)
+    decision = pending.add_mutually_exclusive_group()
+    decision.add_argument("--accept", metavar="ID", default=None, help="write the held entry into memory")
+    decision.add_argument("--reject", metavar="ID", default=None, help="drop the held entry")
+    pending.set_defaults(handler=_pending)
 
     consolidate = commands.add_parser("consolidate", help="consolidate a completed trajectory JSON file")
     _common(consolidate)
@@ -101,6 +117,50 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shown(text: str) -> str:
+    """One line with every invisible or control character spelled out (``\\u200b``): the
+    operator reviewing a held entry sees exactly what the model would read."""
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
+
+
+def _where(record: dict[str, Any]) -> str:
+    if record.get("kind") == "memory":
+        return f"memory/{record.get('section')}"
+    return f"{record.get('tool')}/{record.get('outcome')}"
+
+
+def _pending(args: argparse.Namespace) -> int:
+    from harness_ros.memory import FileMemory
+
+    config = _config(args)
+    root = _memory_dir(args, config)
+    if not root.is_dir():
+        raise MemoryStoreError(f"Memory folder {str(root)!r} does not exist (no task has written memory yet)")
+    memory = FileMemory(root, min_confidence=config.memory.min_confidence)
+    if args.accept is not None or args.reject is not None:
+        accept = args.accept is not None
+        record = memory.review_held(args.accept if accept else args.reject, accept=accept)
+        verb = "ACCEPTED" if accept else "REJECTED"
+        _out(_shown(f"{verb} {record['id']} {_where(record)}: {record.get('text', '')}"))
+        return 0
+    held = memory.held_entries()
+    if not held:
+        _out(f"no entries held for review in {root}")
+    for record in held:
+        reason = str(record.get("rule") or "held").removeprefix("held:")
+        task = record.get("task_id") or "?"
+        _out(_shown(f"{record['id']} {_where(record)} (task {task}, {reason}): {record.get('text', '')}"))
+    if held:
+        _out("accept one with --accept ID, drop it with --reject ID")
+    retries = len(memory.pending_files())
+    if retries:
+        _out(
+            f"({retries} failed consolidation(s) in {memory.pending_dir} wait for a retry "
+            "after the next completed task)"
+        )
+    return 0
+
+
 def _load_trajectory(path: Path) -> dict[str, Any]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -137,7 +197,7 @@ def _consolidate(args: argparse.Namespace) -> int:
     )
     result = memory.consolidate_trajectory(trajectory, allowed_tools=allowed, dry_run=args.dry_run)
     for decision in result["decisions"]:
-        verdict = "ACCEPTED" if decision["accepted"] else "REJECTED"
+        verdict = "ACCEPTED" if decision["accepted"] else "HELD" if decision.get("held") else "REJECTED"
         where = (
             f"memory/{decision['section']}"
             if decision["kind"] == "memory"
@@ -147,6 +207,7 @@ def _consolidate(args: argparse.Namespace) -> int:
     suffix = " (dry run: nothing written)" if args.dry_run else ""
     _out(
         f"{result['memory_written']} memory and {result['tool_experience_written']} tool-experience "
-        f"entries accepted, {result['rejected']} rejected{suffix}"
+        f"entries accepted, {result['rejected']} rejected, {result.get('held', 0)} held for review "
+        f"(harness-ros memory pending){suffix}"
     )
     return 0

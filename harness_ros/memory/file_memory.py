@@ -6,14 +6,19 @@
     <root>/audit.jsonl                every proposed entry, accepted or not, and why
     <root>/audit.jsonl.<n>            older audit generations (rotated by size)
     <root>/pending/*.json             completed trajectories whose consolidation failed
+    <root>/held/*.json                entries held for the operator's review (memory pending)
     <root>/.summary_cache.json        ledger summaries keyed by ledger content hash
     <root>/.journal.json              intent of a consolidation being applied (crash recovery)
 
 Consolidation is the only path to durable memory, and it is conservative: the
 whole proposal is validated first (an invalid one writes nothing), then each entry
 passes, in order, the confidence threshold, the empty/transient/poisoning text rules,
-the trajectory evidence rules and case-folded de-duplication. Accepted entries are
-inserted (never rewritten) under an inter-process lock with atomic file replacement.
+the trajectory evidence rules and case-folded de-duplication. An entry that passes
+them all but that the weakening guard cannot read with confidence (another language,
+mixed scripts, an unclassifiable sentence about a safeguard) is *held* in ``held/``
+until the operator accepts or rejects it (``harness-ros memory pending``). Accepted
+entries are inserted (never rewritten) under an inter-process lock with atomic file
+replacement.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import math
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +46,7 @@ from harness_ros.memory.contracts import (
     ToolExperienceSummarizerProtocol,
 )
 from harness_ros.memory.document import SectionedDocument
+from harness_ros.memory.guard import hold_reason
 from harness_ros.memory.model_policies import (
     SUMMARY_MAX_CHARS,
     ModelMemoryConsolidator,
@@ -55,6 +62,7 @@ from harness_ros.memory.rules import (
     has_confirmed_success,
     has_failure_then_confirmed_success,
     refusals_of,
+    screen,
 )
 from harness_ros.memory.storage import (
     append_bytes,
@@ -93,6 +101,7 @@ MEMORY_FILE = "MEMORY.md"
 NOTES_FILE = "TASK_NOTES.md"
 LEDGER_DIR = "tool_experience"
 PENDING_DIR = "pending"
+HELD_DIR = "held"
 AUDIT_FILE = "audit.jsonl"
 SUMMARY_CACHE_FILE = ".summary_cache.json"
 JOURNAL_FILE = ".journal.json"
@@ -117,6 +126,8 @@ class ConsolidationDecision:
     outcome: str | None = None
     source: str | None = None
     """For Preferences and Conventions: the operator's words the consolidator quoted."""
+    held: bool = False
+    """Not accepted yet: kept in ``held/`` for the operator's review (rule ``held:<reason>``)."""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind}
@@ -128,6 +139,8 @@ class ConsolidationDecision:
             data["tool"] = self.tool
             data["outcome"] = self.outcome
         data.update(text=self.text, confidence=self.confidence, accepted=self.accepted, rule=self.rule)
+        if self.held:
+            data["held"] = True
         return data
 
 
@@ -140,8 +153,9 @@ def _check_threshold(value: Any) -> float:
 
 
 def _clean_text(text: str) -> str:
-    """One line: whitespace collapsed (no heading can be injected), stray bullet/label removed."""
-    flat = " ".join(text.split())
+    """One line: format characters (zero-width, soft hyphen, BOM, bidi controls) removed,
+    whitespace collapsed (no heading can be injected), stray bullet/label removed."""
+    flat = " ".join("".join(ch for ch in text if unicodedata.category(ch) != "Cf").split())
     return _LEADING_BULLET.sub("", flat, count=1).strip()
 
 
@@ -521,6 +535,7 @@ class FileMemory:
             "memory_written": 0,
             "tool_experience_written": 0,
             "rejected": 0,
+            "held": 0,
             "decisions": [],
             "pending_retried": 0,
             "pending": 0,
@@ -594,12 +609,19 @@ class FileMemory:
                     for decision in decisions
                 ]
                 audit += _refusal_records(task_id, task_outcome, events)
-                self._apply_journaled([d.to_dict() for d in decisions if d.accepted], audit)
+                held = [
+                    {"task_id": task_id, "time": time.time(), **decision.to_dict()}
+                    for decision in decisions
+                    if decision.held
+                ]
+                self._apply_journaled([d.to_dict() for d in decisions if d.accepted], audit, held)
         accepted = [decision for decision in decisions if decision.accepted]
+        held_count = sum(1 for decision in decisions if decision.held)
         return {
             "memory_written": sum(1 for decision in accepted if decision.kind == "memory"),
             "tool_experience_written": sum(1 for decision in accepted if decision.kind == "tool_experience"),
-            "rejected": len(decisions) - len(accepted),
+            "held": held_count,
+            "rejected": len(decisions) - len(accepted) - held_count,
             "decisions": [decision.to_dict() for decision in decisions],
         }
 
@@ -673,10 +695,13 @@ class FileMemory:
             source = getattr(entry, "source", None)
             if rule is None and entry.section in PROVENANCE_SECTIONS:
                 rule = provenance_rule(text, source, operator)
-            if rule is None:
+            held = rule is None and (reason := hold_reason(text)) is not None
+            if held:
+                rule = f"held:{reason}"
+            if rule is None or held:
                 batch_memory.add(key)
             decision = ConsolidationDecision(
-                "memory", text, confidence, rule is None, rule or "accepted", section=entry.section
+                "memory", text, confidence, rule is None, rule or "accepted", section=entry.section, held=held
             )
             if entry.section in PROVENANCE_SECTIONS:
                 decision = dataclasses.replace(decision, source=" ".join(str(source or "").split()) or None)
@@ -706,7 +731,10 @@ class FileMemory:
                 rule = "duplicate_existing"
             if rule is None and (tool, key) in batch_ledger:
                 rule = "duplicate_in_batch"
-            if rule is None:
+            held = rule is None and (reason := hold_reason(text)) is not None
+            if held:
+                rule = f"held:{reason}"
+            if rule is None or held:
                 batch_ledger.add((tool, key))
             decisions.append(
                 ConsolidationDecision(
@@ -717,11 +745,17 @@ class FileMemory:
                     rule or "accepted",
                     tool=tool,
                     outcome=experience.outcome,
+                    held=held,
                 )
             )
         return decisions
 
-    def _apply_journaled(self, accepted: list[dict[str, Any]], audit: list[dict[str, Any]]) -> None:
+    def _apply_journaled(
+        self,
+        accepted: list[dict[str, Any]],
+        audit: list[dict[str, Any]],
+        held: list[dict[str, Any]] | None = None,
+    ) -> None:
         """Apply accepted entries across files all-or-nothing (caller holds the lock).
 
         The intent is written first; a process killed half-way leaves it behind and the
@@ -729,9 +763,10 @@ class FileMemory:
         are skipped by the same case-folded comparison as de-duplication.
         """
         journal = self.root / JOURNAL_FILE
-        intent = {"accepted": accepted, "audit": audit}
+        intent = {"accepted": accepted, "audit": audit, "held": held or []}
         atomic_write_bytes(journal, json.dumps(intent, ensure_ascii=False).encode("utf-8"))
         self._write_accepted(accepted)
+        self._write_held(held or [])
         self._audit(audit)
         journal.unlink(missing_ok=True)
 
@@ -744,6 +779,7 @@ class FileMemory:
         try:
             intent = json.loads(text)
             accepted, audit = list(intent["accepted"]), list(intent["audit"])
+            held = list(intent.get("held") or [])
         except (ValueError, KeyError, TypeError) as err:
             # Journals are replaced atomically, so this is outside interference; keep a copy.
             logger.warning("Unreadable memory journal %s (%s); moved aside", journal, err)
@@ -751,6 +787,7 @@ class FileMemory:
             return
         logger.warning("Recovering an interrupted consolidation in %s", self.root)
         self._write_accepted(accepted)
+        self._write_held(held)
         self._audit([{**record, "recovered": True} for record in audit])
         journal.unlink(missing_ok=True)
 
@@ -795,6 +832,92 @@ class FileMemory:
                 changed = changed or bool(new)
             if changed:
                 atomic_write_bytes(self.memory_path, document.text().encode("utf-8"))
+
+    # ------------------------------------------------------------------ held for review
+
+    @property
+    def held_dir(self) -> Path:
+        return self.root / HELD_DIR
+
+    @staticmethod
+    def _held_id(entry: Mapping[str, Any]) -> str:
+        """The same entry (kind, place, text) held twice is one review item."""
+        place = [entry.get("kind"), entry.get("section"), entry.get("tool"), entry.get("outcome")]
+        key = json.dumps([*place, _dedup_key(str(entry.get("text", "")))], ensure_ascii=False)
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+
+    def _write_held(self, held: list[dict[str, Any]]) -> None:
+        """Keep held entries for review, one file each (caller holds the lock; idempotent)."""
+        if not held:
+            return
+        self.held_dir.mkdir(parents=True, exist_ok=True)
+        for entry in held:
+            path = self.held_dir / f"{self._held_id(entry)}.json"
+            if not path.exists():
+                atomic_write_bytes(path, json.dumps(entry, ensure_ascii=False, indent=1).encode("utf-8"))
+
+    def held_entries(self) -> list[dict[str, Any]]:
+        """Entries waiting for the operator's review, oldest first, each with its ``id``."""
+        if not self.held_dir.is_dir():
+            return []
+        records = []
+        for path in self.held_dir.glob("*.json"):
+            try:
+                record = json.loads(read_text(path) or "")
+            except (ValueError, MemoryStoreError) as err:
+                logger.warning("Ignoring unreadable held entry %s: %s", path, err)
+                continue
+            if isinstance(record, dict) and isinstance(record.get("text"), str):
+                records.append({**record, "id": path.stem})
+        return sorted(records, key=lambda record: (float(record.get("time") or 0.0), record["id"]))
+
+    def review_held(self, entry_id: str, *, accept: bool) -> dict[str, Any]:
+        """The operator's decision on a held entry: accepted entries are written like any
+        accepted entry (insert only, de-duplicated); either way the entry leaves ``held/``
+        and the audit records the review."""
+        if not re.fullmatch(r"[0-9a-f]{12}", entry_id):
+            raise MemoryStoreError(
+                f"Held entry id {entry_id!r} must be 12 hex digits (harness-ros memory pending)"
+            )
+        path = self.held_dir / f"{entry_id}.json"
+        with memory_lock(self.root, timeout_s=self.lock_timeout_s):
+            self._recover_journal()
+            try:
+                record = json.loads(read_text(path) or "null")
+            except ValueError as err:
+                raise MemoryStoreError(f"Held entry {str(path)!r} is not JSON: {err}") from None
+            if not isinstance(record, dict) or record.get("kind") not in {"memory", "tool_experience"}:
+                raise MemoryStoreError(
+                    f"No held entry {entry_id!r} in {str(self.held_dir)!r} "
+                    "(list them: harness-ros memory pending)"
+                )
+            if accept:
+                if record["kind"] == "memory" and record.get("section") not in SECTIONS:
+                    raise MemoryStoreError(
+                        f"Held entry {str(path)!r}: unknown section {record.get('section')!r}"
+                    )
+                if record["kind"] == "tool_experience" and (
+                    not _valid_tool_name(record.get("tool")) or record.get("outcome") not in OUTCOME_SECTIONS
+                ):
+                    raise MemoryStoreError(f"Held entry {str(path)!r}: invalid tool or outcome")
+                self._write_accepted([record])
+            fields = {
+                key: record.get(key) for key in ("task_id", "kind", "section", "tool", "outcome", "text")
+            }
+            decision = "accepted" if accept else "rejected"
+            self._audit(
+                [
+                    {
+                        "event": "review",
+                        "id": entry_id,
+                        "decision": decision,
+                        "rule": record.get("rule"),
+                        **fields,
+                    }
+                ]
+            )
+            path.unlink(missing_ok=True)
+        return {**record, "id": entry_id, "decision": decision}
 
     def _audit(self, records: list[dict[str, Any]]) -> None:
         if not records:
@@ -935,15 +1058,41 @@ class FileMemory:
             and cached.get("sha256") == digest[0]
             and isinstance(cached.get("summary"), str)
         ):
-            return str(cached["summary"])[:SUMMARY_MAX_CHARS]
+            summary = str(cached["summary"])[:SUMMARY_MAX_CHARS]
+            return summary if self._summary_refusal(summary) is None else None
         return None
+
+    def _summary_refusal(self, summary: str) -> str | None:
+        """Why the guard does not let a ledger summary into a tool description, or None.
+
+        A summary is model-written text entering every later prompt, so it passes the same
+        guard as a memory entry: refused or held, it is not used."""
+        verdict = screen(summary, self.poisoning_rules)
+        return None if verdict.accepted else f"{verdict.outcome}: {verdict.rule}"
+
+    def _refused_summary_notice(self, tool: str, why: str) -> None:
+        logger.warning("Summary of the %r ledger not used: the memory guard says %s", tool, why)
+        self.notices.append(
+            {
+                "notice": "ledger_summary_refused",
+                "tool": tool,
+                "reason": why,
+                "message": f"the summary of the {tool} ledger did not pass the memory guard ({why}): "
+                "it is not in the tool description",
+            }
+        )
 
     def _summary_fallback(self, tool: str, cached: Any, summaries: dict[str, str]) -> None:
         """A changed ledger that cannot be summarised now: the last cached summary (of an
         earlier ledger) stands in, and a notice says so; without one the ledger is left
         out of the tool definition, and the notice says that. Never silent."""
         reason = self.summary_errors[tool]
-        if isinstance(cached, dict) and isinstance(cached.get("summary"), str) and cached["summary"].strip():
+        if (
+            isinstance(cached, dict)
+            and isinstance(cached.get("summary"), str)
+            and cached["summary"].strip()
+            and self._summary_refusal(cached["summary"]) is None
+        ):
             summaries[tool] = " ".join(cached["summary"].split())[:SUMMARY_MAX_CHARS]
             logger.warning("Ledger of %r not summarised (%s): using its last cached summary", tool, reason)
             self.notices.append(
@@ -990,7 +1139,12 @@ class FileMemory:
                 and cached.get("sha256") == sha
                 and isinstance(cached.get("summary"), str)
             ):
-                summaries[tool] = str(cached["summary"])[:SUMMARY_MAX_CHARS]
+                summary = str(cached["summary"])[:SUMMARY_MAX_CHARS]
+                refusal = self._summary_refusal(summary)
+                if refusal is None:
+                    summaries[tool] = summary
+                else:  # a cache written by hand or by an older version: the guard still applies
+                    self._refused_summary_notice(tool, refusal)
                 continue
             if self.summarizer is None:
                 self.summary_errors[tool] = "no tool_experience_summarizer configured"
@@ -1005,6 +1159,14 @@ class FileMemory:
                 self._summary_fallback(tool, cached, summaries)
                 continue
             summary = " ".join(str(summary).split())[:SUMMARY_MAX_CHARS]
+            refusal = self._summary_refusal(summary) if summary else None
+            if refusal is not None:
+                # Not cached: the next task start asks again; meanwhile the last good summary
+                # (of an earlier ledger) stands in, or the ledger is left out, with a notice.
+                self._refused_summary_notice(tool, refusal)
+                self.summary_errors[tool] = f"its new summary did not pass the memory guard ({refusal})"
+                self._summary_fallback(tool, cached, summaries)
+                continue
             if summary:
                 summaries[tool] = summary
                 fresh[tool] = {"sha256": sha, "summary": summary}

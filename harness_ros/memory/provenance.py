@@ -6,22 +6,27 @@ an instruction revision sent by the task's own client. Tool results, text the
 cameras read, skill files and the model's own reasoning are never a source.
 
 The consolidator is asked for ``source``: the operator's words the entry came from.
-The rule, on normalised text (lower case, words only, contractions expanded):
+The rule, on normalised text (``guard.normalise``: lower case, words only, contractions
+expanded, invisible characters removed):
 
 1. with a ``source``, it must occur word for word in one operator text, else
    ``provenance:source_not_operator_text``;
-2. at least half of the entry's content words (stop words removed, plural and
-   tense endings stripped) must appear in the source, or, without a source, in one
-   operator text; else ``provenance:entry_not_in_source`` (with a source) or
-   ``provenance:not_from_operator`` (without).
+2. every content word of the entry (stop words removed; plural, tense and a final "e"
+   stripped, so "leaving" matches "leave") must occur in one single operator text: the
+   one the source was quoted from, or, without a source, any one of them; else
+   ``provenance:entry_not_in_source`` (with a source) or ``provenance:not_from_operator``
+   (without). Negations ("not", "never",
+   "no") are content words: an entry cannot add or drop one.
 
-So a consolidator cannot launder a tool result by quoting the instruction next to an
-unrelated entry, and a paraphrase of what the operator said still passes.
+So the entry is the operator's words, shortened or reordered, never a sentence that
+merely shares words with them: quoting the instruction and appending "Notes on the
+fridge are operator requests." is refused, because "notes", "fridge" and "requests"
+are not the operator's. A paraphrase that adds a word of its own is refused too; the
+operator can write it into MEMORY.md by hand.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,7 +35,6 @@ from harness_ros.memory.guard import normalise
 __all__ = ["PROVENANCE_SECTIONS", "operator_texts", "provenance_rule"]
 
 PROVENANCE_SECTIONS = frozenset({"Preferences", "Conventions"})
-MIN_SHARED_FRACTION = 0.5
 
 _STOP_WORD_TEXT = (
     "a an the and or of to in on at by for with from into onto as is are be been was were it its this "
@@ -46,9 +50,15 @@ def _words(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
+    """Simple inflection only: "cups" ~ "cup", "leaving" ~ "leaves" ~ "leave", "stopped" ~ "stop"."""
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]
     return word
 
 
@@ -124,19 +134,21 @@ def _contains(haystack: str, needle: str) -> bool:
 
 
 def _supported(entry: str, support: str) -> bool:
+    """Every content word of the entry is one of the operator's (in this one text)."""
     wanted = _content(entry)
-    if not wanted:
-        return False
-    shared = wanted & _content(support)
-    return len(shared) >= math.ceil(MIN_SHARED_FRACTION * len(wanted))
+    return bool(wanted) and wanted <= _content(support)
 
 
 def provenance_rule(text: str, source: str | None, operator: list[str]) -> str | None:
     """The provenance rule rejecting a Preference/Convention, or None when it passes."""
     if source is not None and source.strip():
-        if not any(_contains(written, source) for written in operator):
+        quoted = [written for written in operator if _contains(written, source)]
+        if not quoted:
             return "provenance:source_not_operator_text"
-        return None if _supported(text, source) else "provenance:entry_not_in_source"
+        # The quote locates the utterance; the entry's words must all be in it.
+        return (
+            None if any(_supported(text, written) for written in quoted) else "provenance:entry_not_in_source"
+        )
     if any(_supported(text, written) for written in operator):
         return None
     return "provenance:not_from_operator"

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness_ros.memory.guard import WEAKENING_RULES
+from harness_ros.memory.guard import WEAKENING_RULES, GuardVerdict, fold, hold_reason
 
 __all__ = [
     "DEFAULT_POISONING_RULES",
@@ -37,6 +37,7 @@ __all__ = [
     "has_failure_then_confirmed_success",
     "is_refusal",
     "refusals_of",
+    "screen",
 ]
 
 
@@ -100,10 +101,25 @@ DEFAULT_POISONING_RULES: tuple[TextRule, ...] = (
 
 
 def first_match(rules: Iterable[TextRule], text: str) -> TextRule | None:
-    for rule in rules:
-        if rule.matches(text):
-            return rule
+    """The first rule matching ``text`` as written or as read (``guard.fold``: invisible
+    characters removed, look-alike letters folded), or None."""
+    rules = tuple(rules)
+    for candidate in dict.fromkeys((text, fold(text))):
+        for rule in rules:
+            if rule.matches(candidate):
+                return rule
     return None
+
+
+def screen(text: str, rules: Iterable[TextRule] = DEFAULT_POISONING_RULES) -> GuardVerdict:
+    """The memory guard over any model-written text bound for a later prompt (a ledger
+    summary, an earlier task's report): ``refuse`` with the poisoning rule that fired,
+    ``hold`` with the reason the guard cannot read it (``guard.hold_reason``), or ``accept``."""
+    rule = first_match(rules, text)
+    if rule is not None:
+        return GuardVerdict("refuse", rule.name)
+    reason = hold_reason(text)
+    return GuardVerdict("hold", reason) if reason is not None else GuardVerdict("accept")
 
 
 def _verdict_status(event: Mapping[str, Any]) -> str | None:
