@@ -365,6 +365,20 @@ class ObservationConfig(_Model):
         return self
 
 
+def _non_finite(value: Any, path: str) -> tuple[str, float] | None:
+    """The key path and value of the first NaN or infinity in nested mappings and lists."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, value
+    children: Any = (
+        value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    )
+    for key, child in children:
+        found = _non_finite(child, f"{path}.{key}")
+        if found is not None:
+            return found
+    return None
+
+
 class ToolArgument(_Model):
     """One model-facing argument of a bound tool (see ``ToolBinding.arguments``)."""
 
@@ -491,6 +505,12 @@ class ToolBinding(_Model):
             raise ValueError("goal maps arguments: set arguments too (an empty mapping for none)")
         if self.arguments is not None and self.input_schema is not None:
             raise ValueError("set arguments or input_schema, not both")
+        # YAML reads .nan and .inf as numbers; a goal built from one would send it to the robot.
+        for key, table in (("lookups", self.lookups), ("goal", self.goal)):
+            found = _non_finite(table, key)
+            if found is not None:
+                where, value = found
+                raise ValueError(f"{where} is {value}: a number here must be finite")
         return self
 
 

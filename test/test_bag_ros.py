@@ -178,6 +178,53 @@ def test_live_replay_delivers_recorded_frames_with_original_stamps(
     assert "published: /front_camera/image_raw 6" in replay.stdout
 
 
+def test_live_replay_skips_a_corrupt_instruction_and_sends_the_rest(
+    ros_env: dict[str, str], tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(DATA))
+    import make_bags
+
+    started = {
+        "type": "task_started",
+        "task_id": "t1",
+        "turn": None,
+        "time": 0.0,
+        "data": {"instruction": "Pick up the red cup.", "tools": []},
+    }
+    bag = tmp_path / "corrupt_instruction"
+    # A string length past the end of the message: not a CDR std_msgs/String.
+    make_bags.write_bag(bag, [started], frames=2, raw_instructions={0: b"\x00\x01\x00\x00\xff\xff\xff\x7fab"})
+    listener = subprocess.Popen(
+        [sys.executable, str(LISTENER), "/front_camera/image_raw", "/harness/instruction", "2", "40"],
+        env=ros_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert listener.stdout is not None
+        assert json.loads(listener.stdout.readline()) == {"ready": True}
+        replay = subprocess.run(
+            [sys.executable, "-m", "harness_ros.cli", "replay", str(bag), "--mode", "live",
+             "--rate", "4", "--wait-subscribers", "20"],
+            env=ros_env, cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert replay.returncode == 0, replay.stderr
+        out, err = listener.communicate(timeout=45)
+    finally:
+        if listener.poll() is None:
+            listener.kill()
+            listener.communicate()
+    assert listener.returncode == 0, err
+    lines = [json.loads(line) for line in out.splitlines() if line.strip()]
+    sent = json.dumps({"instruction": "Pick up the red cup.", "task_id": "t1"})
+    assert [line["instruction"] for line in lines if "instruction" in line] == [sent]
+    (skipped,) = [line for line in replay.stderr.splitlines() if line.startswith("skipped ")]
+    assert skipped.startswith("skipped /harness/instruction message 0 (recorded at 1700000000.")
+    assert "not a CDR std_msgs/msg/String" in skipped
+    assert "instructions re-sent: 1;" in replay.stdout and "1 message(s) skipped" in replay.stdout
+
+
 def test_recorded_topics_follow_the_observation_config() -> None:
     from harness_ros.config import config_from_dict
     from harness_ros.ros.bag.recorder import recorded_topics

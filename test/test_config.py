@@ -98,3 +98,40 @@ def test_per_topic_record_throttle_round_trips_as_one_ros_parameter(tmp_path: Pa
     assert again.record.throttle_hz == {"/sim/scan": 0.5, "/cam/front": 1.0}
     with pytest.raises(ConfigError, match=r"record\.throttle_hz"):
         load_config(write(tmp_path, "record:\n  throttle_hz: {/sim/scan: 0}\n"))
+
+
+@pytest.mark.parametrize(
+    ("table", "where", "value"),
+    [
+        (
+            "lookups:\n      locations:\n        dock: {x: 0.0, y: 0.0, yaw: 0.0}\n"
+            "        kitchen: {x: 4.2, y: -1.5, yaw: .nan}\n",
+            r"lookups\.locations\.kitchen\.yaw is nan",
+            "nan",
+        ),
+        (
+            "lookups:\n      locations:\n        dock: {x: -.inf, y: 0.0, yaw: 0.0}\n",
+            r"lookups\.locations\.dock\.x is -inf",
+            "-inf",
+        ),
+    ],
+)
+def test_a_non_finite_lookup_value_is_refused_at_start_up_with_its_key_path(
+    tmp_path: Path, table: str, where: str, value: str
+) -> None:
+    path = write(tmp_path, f"tools:\n  - preset: navigate_to_location\n    {table}")
+    with pytest.raises(ConfigError, match=rf"tools\.0: .*{where}: a number here must be finite") as info:
+        load_config(path)
+    assert str(path) in str(info.value) and value in str(info.value)
+
+
+def test_a_non_finite_goal_constant_or_list_entry_is_refused(tmp_path: Path) -> None:
+    arm = (
+        "tools:\n  - preset: move_arm_to\n    action: /arm/follow_joint_trajectory\n"
+        "    goal:\n      trajectory.joint_names: [j1, j2]\n"
+        "    lookups:\n      arm_poses:\n        home: [0.0, 0.0]\n        ready: [0.6, .inf]\n"
+    )
+    with pytest.raises(ConfigError, match=r"lookups\.arm_poses\.ready\.1 is inf"):
+        load_config(write(tmp_path, arm))
+    finite = arm.replace(".inf", "1.2")
+    assert load_config(write(tmp_path, finite)).tools[0].lookups["arm_poses"]["ready"] == [0.6, 1.2]

@@ -16,7 +16,9 @@ from harness_ros.gazebo.manipulation import (
     blocked_ahead,
     compose,
     gazebo_world_spec,
+    scan_problem,
 )
+from harness_ros.gazebo.robot_sdf import LIDAR_MOUNT_M
 from harness_ros.sim.spec import apartment_spec
 from harness_ros.sim.world import Outcome, Pose2D
 
@@ -133,10 +135,39 @@ def test_odometry_composes_onto_the_spawn_pose() -> None:
     assert (pose.x, pose.y, pose.yaw) == pytest.approx((4.0, 1.0, 0.5 - math.pi))
 
 
-def test_blocked_ahead_sees_only_the_corridor() -> None:
-    angles = [-math.pi / 2, 0.0, math.pi / 4]
-    ranges = [0.1, 0.3, 0.2]
-    nearest = blocked_ahead(ranges, -math.pi / 2, math.pi / 2, half_width_m=0.3, stop_m=0.5)
-    assert nearest == pytest.approx(0.3)  # the 0.1 m return is beside the base
-    assert blocked_ahead([1.0, 2.0, 3.0], -0.1, 0.1, half_width_m=0.3, stop_m=0.5) is None
-    assert len(angles) == len(ranges)
+def test_blocked_ahead_judges_the_footprint_from_the_lidar_mount() -> None:
+    radius, mount = GAZEBO_ROBOT["footprint_radius_m"], LIDAR_MOUNT_M[0]
+    # 0.35 m from the lidar (past the 0.25 m stop distance) is 0.60 m from the base centre:
+    # 0.21 m from the footprint's front, so the base stops.
+    clearance = blocked_ahead([0.35], 0.0, 0.0, half_width_m=radius, stop_m=0.25, mount_x_m=mount)
+    assert clearance == pytest.approx(0.25 + 0.35 - radius)
+    # Off to the side the circle's front edge is further back: more clearance.
+    side = blocked_ahead([0.35], math.radians(20), 0.0, half_width_m=radius, stop_m=0.5, mount_x_m=mount)
+    x, y = mount + 0.35 * math.cos(math.radians(20)), 0.35 * math.sin(math.radians(20))
+    assert side == pytest.approx(x - math.sqrt(radius**2 - y**2))
+
+
+def test_blocked_ahead_sees_only_the_corridor_and_the_drive_left() -> None:
+    # -90 deg and 45 deg: beside the 0.3 m corridor; 180 deg: behind the base centre.
+    ranges = [0.5, 1.0, 0.2]
+    assert blocked_ahead(ranges, -math.pi / 2, 3 * math.pi / 4, half_width_m=0.3, stop_m=0.5) is None
+    assert blocked_ahead([0.4], 0.0, 0.0, half_width_m=0.3, stop_m=0.5) == pytest.approx(0.1)
+    # Something beyond the goal is not in the way: 0.1 m of clearance, 0.05 m left to drive.
+    assert blocked_ahead([0.4], 0.0, 0.0, half_width_m=0.3, stop_m=0.5, remaining_m=0.05) is None
+    assert blocked_ahead([0.4], 0.0, 0.0, half_width_m=0.3, stop_m=0.5, remaining_m=0.5) == pytest.approx(0.1)
+
+
+def test_blocked_ahead_stops_for_minus_inf_and_ignores_no_returns() -> None:
+    # REP 117: -inf is an object closer than the lidar can measure.
+    inf = math.inf
+    assert blocked_ahead([inf, -inf, inf], -0.1, 0.1, half_width_m=0.39, stop_m=0.25, mount_x_m=0.25) == 0.0
+    assert blocked_ahead([inf, math.nan, 0.0], -0.1, 0.1, half_width_m=0.39, stop_m=0.25) is None
+
+
+def test_a_missing_stale_or_future_scan_cannot_clear_the_path() -> None:
+    assert scan_problem(None, 100.0, 0.5) == "no lidar scan received: cannot check the path ahead"
+    stale = scan_problem(98.0, 100.0, 0.5)
+    assert stale == "lidar scan is 2.00 s old (max 0.5 s): cannot check the path ahead"
+    future = scan_problem(101.0, 100.0, 0.5)
+    assert future is not None and "stamped 1.00 s ahead of the clock" in future
+    assert scan_problem(99.8, 100.0, 0.5) is None

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rclpy.duration import Duration
 
 from harness_ros.config import load_config
 from harness_ros.gazebo.bridge import ROS_TOPICS, ros_pose_topic
@@ -40,7 +41,7 @@ SPEED = {"linear_speed": 2.0, "angular_speed": 4.0}  # fast, so drives take abou
 class FakeGazebo:
     """Kinematic Gazebo: the robot, the objects and the grasp joints on ROS topics."""
 
-    def __init__(self, context: Any, *, publish_robot_pose: bool = True) -> None:
+    def __init__(self, context: Any, *, publish_robot_pose: bool = True, scan_mode: str = "fresh") -> None:
         from geometry_msgs.msg import PoseStamped, Twist
         from nav_msgs.msg import Odometry
         from rclpy.executors import MultiThreadedExecutor
@@ -56,6 +57,10 @@ class FakeGazebo:
         self.lift = 0.0
         self.lift_commands: list[float] = []
         self.obstacle_ahead_m: float | None = None
+        """Range the lidar reports straight ahead (None: nothing within range)."""
+        self.scan_mode = scan_mode
+        """fresh: stamped now; stale: stamped 2 s ago; none: no scan published."""
+        self.steps = 0
         self.publish_robot_pose = publish_robot_pose
         self.detach_requests: set[str] = set()
         self.objects: dict[str, list[float]] = {}  # id -> [x, y, z_bottom]
@@ -154,11 +159,17 @@ class FakeGazebo:
         odometry.pose.pose.orientation.z = math.sin(odom.yaw / 2)
         odometry.pose.pose.orientation.w = math.cos(odom.yaw / 2)
         self.odom_pub.publish(odometry)
-        if self.obstacle_ahead_m is not None:
+        self.steps += 1
+        if self.scan_mode != "none" and self.steps % 5 == 0:  # a 20 Hz lidar
             scan = self.LaserScan(
                 angle_min=-0.1, angle_max=0.1, angle_increment=0.1, range_min=0.05, range_max=10.0
             )
-            scan.ranges = [10.0, float(self.obstacle_ahead_m), 10.0]
+            ahead = math.inf if self.obstacle_ahead_m is None else self.obstacle_ahead_m
+            scan.ranges = [math.inf, float(ahead), math.inf]
+            if self.scan_mode == "stale":
+                scan.header.stamp = (self.node.get_clock().now() - Duration(seconds=2.0)).to_msg()
+            else:
+                scan.header.stamp = stamp
             self.scan_pub.publish(scan)
 
     # -- topics -----------------------------------------------------------------------
@@ -281,7 +292,10 @@ def start_node(env: dict[str, str]) -> subprocess.Popen[str]:
 def world(
     request: pytest.FixtureRequest, ros_env: dict[str, str], ros_context: Any
 ) -> Iterator[tuple[FakeGazebo, Client]]:
-    gazebo = FakeGazebo(ros_context, publish_robot_pose=getattr(request, "param", True))
+    # The parameter: publish the robot's pose (bool), or FakeGazebo's keyword arguments.
+    param = getattr(request, "param", True)
+    options = param if isinstance(param, dict) else {"publish_robot_pose": param}
+    gazebo = FakeGazebo(ros_context, **options)
     client = Client(ros_context)
     process = start_node(ros_env)
     try:
@@ -381,10 +395,12 @@ def test_the_lidar_stops_a_drive_into_an_obstacle(world: tuple[FakeGazebo, Clien
 
     gazebo, client = world
     assert gazebo.wait(lambda: not gazebo.attached), "the node never released the objects"
-    gazebo.obstacle_ahead_m = 0.2
+    # 0.35 m from the lidar, which sits 0.25 m ahead of the base centre: 0.21 m from the
+    # 0.39 m footprint, inside the 0.25 m stop distance.
+    gazebo.obstacle_ahead_m = 0.35
     status, result = client.call("navigate_to", target="kitchen")
     assert status == GoalStatus.STATUS_ABORTED
-    assert result.message == "path blocked by an obstacle 0.20 m ahead (lidar)"
+    assert result.message == "path blocked by an obstacle 0.21 m ahead of the base (lidar)"
     assert gazebo.wait(lambda: gazebo.twist == (0.0, 0.0)), "the base was not stopped"
     with gazebo.lock:
         pose = gazebo.pose
@@ -393,3 +409,45 @@ def test_the_lidar_stops_a_drive_into_an_obstacle(world: tuple[FakeGazebo, Clien
     # a frame error would be off by a right angle or more.
     assert (result.final_x, result.final_y) == pytest.approx((pose.x, pose.y), abs=0.05)
     assert abs(math.remainder(result.final_yaw - pose.yaw, 2 * math.pi)) <= 0.1
+
+
+@pytest.mark.parametrize(
+    ("mode", "ahead", "message"),
+    [
+        ("fresh", -math.inf, "path blocked by an obstacle 0.00 m ahead of the base (lidar)"),
+        ("stale", None, "lidar scan is 2.0"),
+        # The lidar stopped: its last scan ages past the limit.
+        ("none", None, "lidar scan is "),
+    ],
+    ids=["minus-inf", "stale", "stopped"],
+)
+def test_the_base_does_not_drive_without_a_fresh_clear_scan(
+    world: tuple[FakeGazebo, Client], mode: str, ahead: float | None, message: str
+) -> None:
+    from action_msgs.msg import GoalStatus
+
+    gazebo, client = world
+    assert gazebo.wait(lambda: not gazebo.attached), "the node never released the objects"
+    with gazebo.lock:
+        gazebo.scan_mode, gazebo.obstacle_ahead_m = mode, ahead
+        start = gazebo.pose
+    status, result = client.call("navigate_to", target="kitchen")
+    assert status == GoalStatus.STATUS_ABORTED
+    assert result.message.startswith(message), result.message
+    assert gazebo.wait(lambda: gazebo.twist == (0.0, 0.0)), "the base was not stopped"
+    with gazebo.lock:
+        moved = gazebo.pose.distance_to(start.x, start.y)
+    # It turned towards the kitchen on the spot, and never drove.
+    assert moved < 0.02
+
+
+@pytest.mark.parametrize("world", [{"scan_mode": "none"}], indirect=True, ids=["no-lidar"])
+def test_the_base_does_not_drive_when_no_scan_ever_arrived(world: tuple[FakeGazebo, Client]) -> None:
+    from action_msgs.msg import GoalStatus
+
+    gazebo, client = world
+    assert gazebo.wait(lambda: not gazebo.attached), "the node never released the objects"
+    status, result = client.call("navigate_to", target="kitchen")
+    assert status == GoalStatus.STATUS_ABORTED
+    assert result.message == "no lidar scan received: cannot check the path ahead"
+    assert result.distance_travelled_m < 0.02

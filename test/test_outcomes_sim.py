@@ -51,6 +51,58 @@ def test_goal_is_the_object_on_the_target_surface() -> None:
     assert judge_goal("Pick up the red cup.", (), _state(_fetched())) is None
 
 
+def test_a_goal_with_two_objects_is_met_only_when_both_are_placed() -> None:
+    from harness_ros.ros.sim.evaluator import judge_goal
+
+    leave = "Leave the green bottle on the coffee table and bring the red cup to the office desk."
+    untouched = judge_goal(leave, (), _state(World(apartment_spec(), seed=0)))
+    assert untouched is not None and not untouched.ok, untouched
+    assert untouched.reason == "red_cup is on 'kitchen_table', not on 'office_desk'"
+    assert "green_bottle is on 'coffee_table', red_cup is on 'kitchen_table'" in untouched.evidence
+
+    both = "Put the red cup on the coffee table and the green bottle on the kitchen table."
+    cup_only = judge_goal(both, (), _state(_fetched()))  # the cup on the coffee table, the bottle not moved
+    assert cup_only is not None and not cup_only.ok, cup_only
+    assert cup_only.reason == "green_bottle is on 'coffee_table', not on 'kitchen_table'"
+
+    world = _fetched()
+    assert world.navigate_to("green_bottle").success
+    # Slippery: retried as a model would (seeded, so a few tries are enough).
+    assert any(world.pick_object("green_bottle").success for _ in range(10))
+    assert world.navigate_to("kitchen_table").success and world.place_object("kitchen_table").success
+    done = judge_goal(both, (), _state(world))
+    assert done is not None and done.ok, done
+
+
+def test_a_goal_the_check_reads_in_part_is_not_judged() -> None:
+    from harness_ros.ros.sim.evaluator import judge_goal
+
+    state = _state(_fetched())  # red_cup on the coffee table: the part it could read holds
+    for goal in (
+        "Put the red cup on the coffee table and the purple elephant on the kitchen table.",
+        "Put the red cup on the coffee table, unless the green bottle is there.",
+        "Put the red cup on the coffee table or the office desk.",
+        "Pick up the green bottle and put the red cup on the coffee table.",
+    ):
+        assert judge_goal(goal, (), state) is None, goal
+    # A revision replaces the goal: read in part, it is not judged either.
+    assert judge_goal(FETCH, ("Put it on the coffee table and the mug on the desk.",), state) is None
+
+
+def test_an_operator_answer_clarifies_the_goal_when_it_names_the_world() -> None:
+    from harness_ros.ros.sim.evaluator import judge_goal
+
+    ambiguous = "Fetch a cup from the kitchen and put it on the coffee table."
+    state = _state(_fetched())
+    assert judge_goal(ambiguous, (), state) is None
+    chosen = judge_goal(ambiguous, (f"The red cup, from the kitchen table. {ambiguous}",), state)
+    assert chosen is not None and chosen.ok, chosen
+    # An answer about something else leaves the goal as stated; an unreadable one that
+    # names the world's things leaves it unreadable.
+    assert judge_goal(FETCH, (f"Yes, go ahead. {FETCH}",), state) == judge_goal(FETCH, (), state)
+    assert judge_goal(FETCH, (f"Not the red cup, the blue one. {FETCH}",), state) is None
+
+
 def test_evaluator_checks_the_goal_on_fresh_ground_truth(ros_context: Any) -> None:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,26 @@ def test_check_refuses_an_unknown_evaluator_kind(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "evaluator.kind 'crystal_ball' is not a known evaluator (known: none, model, sim)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("source", "raised"),
+    [
+        ("raise RuntimeError('no robot config found')\n", "RuntimeError: no robot config found"),
+        ("def register(registry:\n", "SyntaxError: "),
+        ("import json\nVALUE = json.loads('{')\n", "JSONDecodeError: Expecting property name"),
+        ("def __getattr__(name):\n    raise KeyError(name)\n", "reading 'register' raised KeyError"),
+    ],
+    ids=["runtime-error", "syntax-error", "value-error", "getattr"],
+)
+def test_a_plugin_module_that_raises_at_import_is_named_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, raised: str
+) -> None:
+    module = f"broken_plugin_{zlib.crc32(source.encode()):08x}"
+    (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError) as info:
+        load_plugins([f"{module}:register"], entry_points=False)
+    message = str(info.value)
+    assert message.startswith(f"plugins[0]: plugin '{module}:register': "), message
+    assert raised in message

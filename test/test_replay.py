@@ -259,3 +259,59 @@ def test_checked_in_data_is_small() -> None:
     for path in DATA.rglob("*"):
         if path.is_file():
             assert path.stat().st_size < 1_000_000, path
+
+
+# ---------------------------------------------------------------------- bad messages
+def _string_cdr(text: str) -> bytes:
+    from rosbags.typesys import Stores, get_typestore
+
+    typestore = get_typestore(Stores.ROS2_KILTED)
+    message = typestore.types["std_msgs/msg/String"](data=text)
+    return bytes(typestore.serialize_cdr(message, "std_msgs/msg/String"))
+
+
+def test_a_bad_message_is_skipped_named_and_counted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, session: tuple[list[dict[str, Any]], Path]
+) -> None:
+    bag = tmp_path / "with_bad_messages"
+    nested = "[" * 100_000 + "]" * 100_000  # json.loads: RecursionError
+    deep = json.dumps(
+        {"type": "note", "task_id": make_bags.TASK_PICK, "data": json.loads("[" * 200 + "]" * 200)}
+    )
+    corrupt = b"\x00\x01\x00\x00\xff\xff\xff\x7fabc"  # a string length past the message: SerdeError
+    make_bags.write_bag(
+        bag, session[0], raw_events={2: _string_cdr(nested), 4: corrupt, 6: _string_cdr(deep), 7: b"\x00"}
+    )
+    code, out, err = _replay(capsys, str(bag), "--model-replies", str(REPLIES), "--expect", str(EXPECT))
+    assert code == 0, out + err
+    assert "expected entries match" in out  # the real events all arrived
+    skipped = [line for line in err.splitlines() if line.startswith("skipped ")]
+    assert len(skipped) == 4, err
+    assert skipped[0].startswith(f"skipped {make_bags.NODE}/events message 2 (recorded at 1700000000.")
+    assert "JSON nested too deeply" in skipped[0]
+    assert (
+        f"{make_bags.NODE}/events message 5 " in skipped[1] and "not a CDR std_msgs/msg/String" in skipped[1]
+    )
+    assert "Invalid string length" in skipped[1]
+    assert "nested deeper than" in skipped[2]
+    assert "not a CDR std_msgs/msg/String" in skipped[3]
+    assert "Traceback" not in err
+    assert "4 message(s) skipped" in out
+
+
+def test_iter_events_reports_each_skipped_message(
+    tmp_path: Path, session: tuple[list[dict[str, Any]], Path]
+) -> None:
+    from harness_ros.ros.bag import SkippedMessage
+
+    bag = tmp_path / "not_events"
+    make_bags.write_bag(bag, session[0], raw_events={0: _string_cdr("[1, 2]"), 1: _string_cdr("{oops")})
+    skipped: list[SkippedMessage] = []
+    events = list(iter_events(open_bag(bag), on_skip=skipped.append))
+    assert len(events) == len(session[0])
+    # Indices count every message of the topic: raw 0, event 0, raw 1.
+    assert [(s.index, s.topic) for s in skipped] == [
+        (0, f"{make_bags.NODE}/events"),
+        (2, f"{make_bags.NODE}/events"),
+    ]
+    assert "not a harness event" in skipped[0].reason and "not JSON" in skipped[1].reason

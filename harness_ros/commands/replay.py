@@ -106,15 +106,22 @@ def _load_config(path: Path | None) -> HarnessConfig:
     return load_config(path) if path is not None else HarnessConfig()
 
 
-def _read_tasks(args: argparse.Namespace, bag: BagContents) -> list[RecordedTask]:
+def _read_tasks(args: argparse.Namespace, bag: BagContents) -> tuple[list[RecordedTask], int]:
+    """The recorded tasks, and how many event messages were skipped (each named on stderr)."""
     from harness_ros.replay import rebuild_tasks
-    from harness_ros.ros.bag import find_events_topic, iter_events
+    from harness_ros.ros.bag import SkippedMessage, find_events_topic, iter_events
 
     topic = find_events_topic(bag, args.events_topic)
+    skipped: list[SkippedMessage] = []
+
+    def skip(message: SkippedMessage) -> None:
+        skipped.append(message)
+        print(message.describe(), file=sys.stderr)
+
     with _progress(bag.topics[topic].count, "reading events") as tick:
 
         def events() -> Iterator[dict[str, Any]]:
-            for event in iter_events(bag, topic):
+            for event in iter_events(bag, topic, on_skip=skip):
                 if tick is not None:
                     tick(1)
                 yield event
@@ -123,8 +130,9 @@ def _read_tasks(args: argparse.Namespace, bag: BagContents) -> list[RecordedTask
     print(
         f"bag {str(bag.path)!r}: {bag.storage}, {bag.message_count} messages, {bag.duration_s:.1f} s; "
         f"events on {topic}: {len(tasks)} task(s)"
+        + (f", {len(skipped)} message(s) skipped" if skipped else "")
     )
-    return tasks
+    return tasks, len(skipped)
 
 
 def _consolidator(
@@ -179,7 +187,7 @@ def _run_consolidate(args: argparse.Namespace, bag: BagContents) -> int:
 
     config = _load_config(args.config)
     expected = load_expect(args.expect) if args.expect is not None else None
-    tasks = _read_tasks(args, bag)
+    tasks, skipped = _read_tasks(args, bag)
     with tempfile.TemporaryDirectory(prefix="harness-replay-") as tmp_name:
         tmp = Path(tmp_name)
         consolidator = _consolidator(args, config, tasks, tmp)
@@ -194,7 +202,10 @@ def _run_consolidate(args: argparse.Namespace, bag: BagContents) -> int:
     accepted = sum(len(o.accepted) for o in outcomes)
     consolidated = sum(1 for o in outcomes if o.skipped is None)
     where = str(args.memory) if args.memory is not None else "a temporary folder (discarded)"
-    print(f"summary: {len(tasks)} task(s), {consolidated} consolidated, {accepted} accepted into {where}")
+    print(
+        f"summary: {len(tasks)} task(s), {consolidated} consolidated, {accepted} accepted into {where}; "
+        f"{skipped} message(s) skipped"
+    )
     if args.write_expect is not None:
         write_expect(args.write_expect, outcomes, bag=bag.path.name)
         print(f"wrote expected entries to {str(args.write_expect)!r}")
@@ -235,7 +246,7 @@ def _run_live(args: argparse.Namespace, bag: BagContents) -> int:
                 )
             print(f"playing {str(bag.path)!r} ({bag.duration_s:.1f} s recorded) at rate {args.rate:g}")
             with _progress(bag.message_count, "replaying") as tick:
-                stats = replayer.run(progress=tick)
+                stats = replayer.run(progress=tick, on_skip=lambda m: print(m.describe(), file=sys.stderr))
         except (KeyboardInterrupt, ExternalShutdownException):
             print("interrupted", file=sys.stderr)
             return 130
@@ -244,5 +255,8 @@ def _run_live(args: argparse.Namespace, bag: BagContents) -> int:
                 replayer.destroy()
             node.destroy_node()
     sent = ", ".join(f"{topic} {count}" for topic, count in stats.published.items()) or "nothing"
-    print(f"published: {sent}; instructions re-sent: {stats.instructions}; /clock ticks: {stats.clock_ticks}")
+    print(
+        f"published: {sent}; instructions re-sent: {stats.instructions}; /clock ticks: {stats.clock_ticks}; "
+        f"{len(stats.skipped)} message(s) skipped"
+    )
     return 0

@@ -31,6 +31,7 @@ __all__ = [
     "blocked_ahead",
     "compose",
     "gazebo_world_spec",
+    "scan_problem",
     "wrap",
     "yaw_from_quaternion",
 ]
@@ -78,18 +79,56 @@ def compose(origin: Pose2D, relative: Pose2D) -> Pose2D:
 
 
 def blocked_ahead(
-    ranges: list[float], angle_min: float, angle_increment: float, *, half_width_m: float, stop_m: float
+    ranges: list[float],
+    angle_min: float,
+    angle_increment: float,
+    *,
+    half_width_m: float,
+    stop_m: float,
+    mount_x_m: float = 0.0,
+    remaining_m: float = math.inf,
 ) -> float | None:
-    """Nearest lidar return in the corridor the base sweeps driving forward, if closer than ``stop_m``."""
+    """Clearance (m) from the footprint to the nearest lidar return in its path, if it is
+    closer than ``stop_m`` and than ``remaining_m`` (the drive left: something beyond the
+    goal is not in the way), else None.
+
+    The base is a circle of radius ``half_width_m`` driving forward along +x; the lidar
+    sits ``mount_x_m`` ahead of its centre (each return is moved into the base frame
+    before it is judged). REP 117: ``-inf`` is an object closer than the sensor can
+    measure, so it is taken at the lidar itself (clearance 0); ``+inf`` (nothing within
+    range), NaN (no valid measurement) and zero or negative ranges are no returns.
+    """
     nearest: float | None = None
-    for i, distance in enumerate(ranges):
-        if not math.isfinite(distance) or distance <= 0.0:
+    for i, reading in enumerate(ranges):
+        if reading == -math.inf:
+            distance = 0.0
+        elif math.isfinite(reading) and reading > 0.0:
+            distance = reading
+        else:
             continue
         angle = angle_min + i * angle_increment
-        ahead, side = distance * math.cos(angle), distance * math.sin(angle)
-        if 1e-6 < ahead < stop_m and abs(side) <= half_width_m:
-            nearest = ahead if nearest is None else min(nearest, ahead)
-    return nearest
+        x, y = mount_x_m + distance * math.cos(angle), distance * math.sin(angle)
+        if x <= 0.0 or abs(y) > half_width_m:
+            continue  # behind the base centre, or beside the corridor the base sweeps
+        # The circle's front edge at lateral offset y; a return inside it touches the base.
+        clearance = max(0.0, x - math.sqrt(half_width_m**2 - y**2))
+        nearest = clearance if nearest is None else min(nearest, clearance)
+    if nearest is not None and nearest < min(stop_m, remaining_m):
+        return nearest
+    return None
+
+
+def scan_problem(stamp_s: float | None, now_s: float, max_age_s: float) -> str | None:
+    """Why a scan cannot be trusted to clear the path (None when it can): there is none,
+    or it is older than ``max_age_s`` by the node's clock (or stamped that far ahead)."""
+    if stamp_s is None:
+        return "no lidar scan received: cannot check the path ahead"
+    age = now_s - stamp_s
+    if age > max_age_s:
+        return f"lidar scan is {age:.2f} s old (max {max_age_s:g} s): cannot check the path ahead"
+    if age < -max_age_s:
+        return f"lidar scan is stamped {-age:.2f} s ahead of the clock: cannot check the path ahead"
+    return None
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from harness_ros.sim.spec import WorldSpec, world_spec_by_name
 
 __all__ = [
     "GRIPPER_LINK",
+    "LIDAR_MOUNT_M",
     "LIFT_MAX_M",
     "ROBOT_NAME",
     "SYSTEMS",
@@ -38,6 +39,9 @@ __all__ = [
 ROBOT_NAME = "harness_robot"
 GRIPPER_LINK = "gripper_link"
 LIFT_MAX_M = 0.40
+LIDAR_MOUNT_M = (0.25, 0.0, 0.20)
+"""The lidar in base_link (x ahead of the base centre, y, z), facing forward: drive checks
+move its returns by this before judging the footprint's clearance."""
 """Travel of the torso lift (profile: 0.00 to 0.40 m)."""
 
 TOPICS: dict[str, str] = {
@@ -169,7 +173,7 @@ def model_sdf(spec: WorldSpec) -> str:
         <inertia><ixx>0.85</ixx><iyy>1.125</iyy><izz>1.525</izz><ixy>0</ixy><ixz>0</ixz><iyz>0</iyz></inertia>
       </inertial>
 {body}{casters}      <sensor name="lidar" type="gpu_lidar">
-        <pose>0.25 0 0.20 0 0 0</pose>
+        <pose>{LIDAR_MOUNT_M[0]:g} {LIDAR_MOUNT_M[1]:g} {LIDAR_MOUNT_M[2]:.2f} 0 0 0</pose>
         <topic>{TOPICS["scan"]}</topic>
         <always_on>true</always_on>
         <update_rate>10</update_rate>

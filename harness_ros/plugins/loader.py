@@ -34,9 +34,18 @@ def resolve_callable(spec: str, where: str) -> Callable[..., Any]:
         module = importlib.import_module(module_name)
     except ImportError as err:
         raise ConfigError(f"{where}: cannot import {module_name!r}: {err}") from None
+    except Exception as err:  # noqa: BLE001  the module's own code raised: a start-up error naming it
+        raise ConfigError(
+            f"{where}: plugin {spec!r}: importing {module_name!r} raised {type(err).__name__}: {err}"
+        ) from None
     target: Any = module
     for part in attribute.split("."):
-        target = getattr(target, part, None)
+        try:
+            target = getattr(target, part, None)
+        except Exception as err:  # noqa: BLE001  a module __getattr__ or property that raises
+            raise ConfigError(
+                f"{where}: plugin {spec!r}: reading {attribute!r} raised {type(err).__name__}: {err}"
+            ) from None
         if target is None:
             raise ConfigError(f"{where}: {module_name!r} has no attribute {attribute!r}")
     if not callable(target):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -202,8 +203,20 @@ def _image_cdr(typestore: Any, stamp_ns: int) -> bytes:
     return bytes(typestore.serialize_cdr(image, "sensor_msgs/msg/Image"))
 
 
-def write_bag(path: Path, events: list[dict[str, Any]], *, storage: str = "mcap", frames: int = 6) -> None:
-    """A rosbag2 like the recorder's: camera frames, the instructions, then every event."""
+def write_bag(
+    path: Path,
+    events: list[dict[str, Any]],
+    *,
+    storage: str = "mcap",
+    frames: int = 6,
+    raw_events: Mapping[int, bytes] | None = None,
+    raw_instructions: Mapping[int, bytes] | None = None,
+) -> None:
+    """A rosbag2 like the recorder's: camera frames, the instructions, then every event.
+
+    ``raw_events`` (``raw_instructions``) maps an event's position to CDR bytes written on
+    the events (instruction) topic just before it: a corrupt or hostile message among the
+    real ones."""
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
 
@@ -218,7 +231,13 @@ def write_bag(path: Path, events: list[dict[str, Any]], *, storage: str = "mcap"
         for _ in range(frames):
             writer.write(camera, stamp, _image_cdr(typestore, stamp))
             stamp += STEP_NS
-        for event in events:
+        for position, event in enumerate(events):
+            if raw_events is not None and position in raw_events:
+                writer.write(events_conn, stamp, raw_events[position])
+                stamp += STEP_NS
+            if raw_instructions is not None and position in raw_instructions:
+                writer.write(instruction, stamp, raw_instructions[position])
+                stamp += STEP_NS
             if event["type"] == "task_started":
                 payload = json.dumps(
                     {"instruction": event["data"]["instruction"], "task_id": event["task_id"]}

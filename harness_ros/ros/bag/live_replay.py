@@ -5,6 +5,8 @@ decoded, so header stamps are exactly the recorded ones), ``/clock`` follows the
 bag's timeline so a ``use_sim_time`` harness node sees consistent stamps, and the
 recorded instructions are re-sent on the harness instruction topic at their place
 in the timeline. Events are never re-published: the node under test makes its own.
+A recorded instruction that is not a valid CDR ``std_msgs/String`` is skipped and
+reported (``on_skip``), never sent; sensor messages go out as recorded, undecoded.
 
 Bounded and interruptible: the loop ends with the bag, waits are on a stop event,
 and ``stop()`` (or Ctrl-C in the CLI) ends it between two messages.
@@ -20,10 +22,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosbags.typesys import Stores, get_typestore
 from rosgraph_msgs.msg import Clock
 
 from harness_ros.errors import BagError, ConfigError
-from harness_ros.ros.bag.reader import BagContents, BagMessage, iter_messages
+from harness_ros.ros.bag.reader import EVENTS_TYPE, BagContents, BagMessage, SkippedMessage, iter_messages
 from harness_ros.ros.bag.recorder import import_message_type
 
 if TYPE_CHECKING:
@@ -71,6 +74,7 @@ class ReplayStats:
     instructions: int = 0
     clock_ticks: int = 0
     stopped: bool = False
+    skipped: list[SkippedMessage] = field(default_factory=list)
 
 
 class LiveReplayer:
@@ -125,6 +129,7 @@ class LiveReplayer:
                 target = instruction_topic or recorded
                 self._instructions[recorded] = node.create_publisher(String, target, 10)
         self._clock = node.create_publisher(Clock, "/clock", _CLOCK_QOS) if publish_clock else None
+        self._typestore = get_typestore(Stores.ROS2_KILTED)
 
     # ------------------------------------------------------------------ control
     def stop(self) -> None:
@@ -140,23 +145,48 @@ class LiveReplayer:
                 return missing
 
     # ------------------------------------------------------------------ replay
-    def run(self, progress: Callable[[int], None] | None = None) -> ReplayStats:
-        """Publish the bag's timeline once; returns what was sent."""
+    def run(
+        self,
+        progress: Callable[[int], None] | None = None,
+        on_skip: Callable[[SkippedMessage], None] | None = None,
+    ) -> ReplayStats:
+        """Publish the bag's timeline once; returns what was sent and what was skipped."""
         stats = ReplayStats(published=dict.fromkeys(self._publishers, 0))
         topics = [*self._publishers, *self._instructions]
         start_wall = time.monotonic()
         first_ns: int | None = None
+        seen: dict[str, int] = {}
         for message in iter_messages(self.bag, topics):
+            index = seen[message.topic] = seen.get(message.topic, -1) + 1
             if first_ns is None:
                 first_ns = message.timestamp_ns
             if not self._wait_until(message.timestamp_ns, first_ns, start_wall, stats):
                 stats.stopped = True
                 break
-            self._publish(message, stats)
+            why = self._unusable_instruction(message)
+            if why is not None:
+                skipped = SkippedMessage(message.topic, index, message.timestamp_ns, why)
+                stats.skipped.append(skipped)
+                if on_skip is not None:
+                    on_skip(skipped)
+                else:
+                    logger.warning("%s", skipped.describe())
+            else:
+                self._publish(message, stats)
             if progress is not None:
                 progress(1)
         self._flush()
         return stats
+
+    def _unusable_instruction(self, message: BagMessage) -> str | None:
+        """Why a recorded instruction cannot be re-sent (None for sensor topics and good ones)."""
+        if message.topic not in self._instructions:
+            return None
+        try:
+            self._typestore.deserialize_cdr(message.data, EVENTS_TYPE)
+        except Exception as err:  # noqa: BLE001 - recorded bytes are untrusted: any decode failure is corruption
+            return f"not a CDR {EVENTS_TYPE} ({type(err).__name__}: {err})"
+        return None
 
     def _wait_until(self, stamp_ns: int, first_ns: int, start_wall: float, stats: ReplayStats) -> bool:
         """Sleep until the message's scaled time, ticking /clock meanwhile; False if stopped."""

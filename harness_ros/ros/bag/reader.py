@@ -1,9 +1,10 @@
 """Open a rosbag2 (MCAP or sqlite3) for replay, with errors that say what is wrong.
 
 Pure ``rosbags``: no rclpy here, so ``harness-ros replay --mode consolidate`` runs
-without a ROS installation. Every problem is a ``BagError`` naming the bag and what
-is missing (no metadata.yaml, a truncated file, an unsupported serialization format,
-no messages, no events topic), never a traceback.
+without a ROS installation. Every problem with the bag is a ``BagError`` naming the bag
+and what is missing (no metadata.yaml, a truncated file, an unsupported serialization
+format, no messages, no events topic), never a traceback; one bad message is skipped
+and reported (``SkippedMessage``: topic, index, stamp, why), never the end of the replay.
 
 Messages are read per storage file rather than through rosbags' directory reader:
 that reader drops every message whose recorded QoS differs from metadata.yaml's
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ __all__ = [
     "EVENTS_TYPE",
     "BagContents",
     "BagMessage",
+    "SkippedMessage",
     "TopicInfo",
     "find_events_topic",
     "iter_events",
@@ -195,22 +197,82 @@ def find_events_topic(bag: BagContents, events_topic: str | None = None) -> str:
     return found[0]
 
 
-def iter_events(bag: BagContents, events_topic: str | None = None) -> Iterator[dict[str, Any]]:
+MAX_EVENT_DEPTH = 100
+"""Deepest nesting of lists and objects an event may have. The harness writes far less,
+so a deeper one is no event it wrote; the JSON decoder itself gives up near Python's
+recursion limit (about 1000 levels, a ``RecursionError``)."""
+
+
+@dataclass(frozen=True)
+class SkippedMessage:
+    """A recorded message the replay could not use, and why."""
+
+    topic: str
+    index: int
+    """Position among the topic's messages (0 = the first recorded)."""
+    timestamp_ns: int
+    reason: str
+
+    def describe(self) -> str:
+        seconds, nanoseconds = divmod(self.timestamp_ns, 1_000_000_000)
+        when = f"{seconds}.{nanoseconds:09d}"
+        return f"skipped {self.topic} message {self.index} (recorded at {when}): {self.reason}"
+
+
+def _nesting_depth(value: Any) -> int:
+    """Deepest nesting of lists and dicts in ``value``, counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if depth <= MAX_EVENT_DEPTH:
+                stack.extend(
+                    (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+                )
+    return deepest
+
+
+def _decode_event(typestore: Any, data: bytes) -> tuple[dict[str, Any] | None, str]:
+    """The harness event in one recorded message, or None and why not."""
+    try:
+        text = typestore.deserialize_cdr(data, EVENTS_TYPE).data
+    except Exception as err:  # noqa: BLE001 - recorded bytes are untrusted: any decode failure is corruption
+        return None, f"not a CDR {EVENTS_TYPE} ({type(err).__name__}: {err})"
+    try:
+        event = json.loads(text)
+    except RecursionError:
+        return None, "JSON nested too deeply to decode"
+    except ValueError as err:
+        return None, f"not JSON ({err})"
+    if not isinstance(event, dict) or "type" not in event or "task_id" not in event:
+        return None, "not a harness event (a JSON object with 'type' and 'task_id')"
+    if _nesting_depth(event) > MAX_EVENT_DEPTH:
+        return None, f"nested deeper than {MAX_EVENT_DEPTH} levels"
+    return event, ""
+
+
+def iter_events(
+    bag: BagContents,
+    events_topic: str | None = None,
+    *,
+    on_skip: Callable[[SkippedMessage], None] | None = None,
+) -> Iterator[dict[str, Any]]:
     """Harness event dicts from the events topic, in recording order.
 
-    A message that is not a JSON object is skipped with a warning: one bad message
-    must not hide the rest of a recording.
+    A message that cannot be used (corrupt CDR, not JSON, JSON nested too deeply, not a
+    harness event) is skipped and reported to ``on_skip`` (logged as a warning without
+    one): one bad message must not hide the rest of a recording.
     """
     topic = find_events_topic(bag, events_topic)
     typestore = get_typestore(Stores.ROS2_KILTED)
-    for message in iter_messages(bag, [topic]):
-        try:
-            text = typestore.deserialize_cdr(message.data, EVENTS_TYPE).data
-            event = json.loads(text)
-        except (ValueError, IndexError, AssertionError) as err:
-            logger.warning("%s: skipping an undecodable event at %d: %s", bag.path, message.timestamp_ns, err)
-            continue
-        if not isinstance(event, dict) or "type" not in event or "task_id" not in event:
-            logger.warning("%s: skipping a message on %s that is not a harness event", bag.path, topic)
+    for index, message in enumerate(iter_messages(bag, [topic])):
+        event, why = _decode_event(typestore, message.data)
+        if event is None:
+            skipped = SkippedMessage(topic, index, message.timestamp_ns, why)
+            if on_skip is not None:
+                on_skip(skipped)
+            else:
+                logger.warning("%s: %s", bag.path, skipped.describe())
             continue
         yield event

@@ -15,7 +15,7 @@ config/gazebo_bridge.yaml bridges:
 
 navigate_to drives ``cmd_vel`` with ``DriveController`` on the robot's world pose (its
 PosePublisher topic, else odometry composed onto the spawn pose) and stops when the
-lidar sees something in the base's path. pick_object checks visibility and reach on the
+lidar sees something in the base's path (or has no fresh scan). pick_object checks visibility and reach on the
 observed poses, attaches the object (DetachableJoint) and raises the lift to carry it.
 place_object checks the held object is above the surface, lowers it, detaches it and
 reports where it came to rest. Gazebo's DetachableJoint attaches every object when the
@@ -57,9 +57,10 @@ from harness_ros.gazebo.manipulation import (
     blocked_ahead,
     compose,
     gazebo_world_spec,
+    scan_problem,
     yaw_from_quaternion,
 )
-from harness_ros.gazebo.robot_sdf import LIFT_MAX_M, ROBOT_NAME, grasp_topics
+from harness_ros.gazebo.robot_sdf import LIDAR_MOUNT_M, LIFT_MAX_M, ROBOT_NAME, grasp_topics
 from harness_ros.ros.spin import ros_args_only, spin_node_process
 from harness_ros.sim.spec import world_spec_by_name
 from harness_ros.sim.world import Outcome, Pose2D
@@ -99,6 +100,7 @@ class GzManipulationConfig(BaseModel):
     position_tolerance_m: float = Field(default=0.05, gt=0)
     navigate_timeout_s: float = Field(default=120.0, gt=0)
     stop_distance_m: float = Field(default=0.25, ge=0)
+    scan_max_age_s: float = Field(default=0.5, gt=0)
     carry_lift_m: float = Field(default=0.3, ge=0, le=LIFT_MAX_M)
     grasp_timeout_s: float = Field(default=5.0, gt=0)
     settle_timeout_s: float = Field(default=5.0, gt=0)
@@ -115,7 +117,11 @@ _DESCRIPTIONS: dict[str, str] = {
     "control_hz": "Rate of the navigation controller and of action feedback.",
     "position_tolerance_m": "Distance from the goal at which navigation stops driving.",
     "navigate_timeout_s": "navigate_to fails after this long without arriving.",
-    "stop_distance_m": "navigate_to stops when the lidar sees something this close ahead (0: off).",
+    "stop_distance_m": (
+        "navigate_to stops when the lidar sees something in the base's path this close to the "
+        "footprint (0: off, and no scan is needed)."
+    ),
+    "scan_max_age_s": "navigate_to stops when the newest scan is older than this (its stamp vs. the clock).",
     "carry_lift_m": "Lift position while carrying an object (0 to 0.40 m).",
     "grasp_timeout_s": "How long to wait for the DetachableJoint to report attached/detached.",
     "settle_timeout_s": "How long to wait for a lift move or a released object to come to rest.",
@@ -239,7 +245,9 @@ class GzManipulationNode(Node):
             self._changed.notify_all()
 
     def _on_scan(self, message: LaserScan) -> None:
-        self._scan = message
+        with self._changed:
+            self._scan = message
+            self._changed.notify_all()
 
     def _on_object_pose(self, object_id: str, message: PoseStamped) -> None:
         p = message.pose.position
@@ -338,11 +346,36 @@ class GzManipulationNode(Node):
     def _navigate(self, goal_handle: ServerGoalHandle) -> Outcome:
         goal = goal_handle.request
         self._pose_known()
+        if self.config.stop_distance_m > 0:
+            # Just after start-up the first scan may still be on its way, as the pose may.
+            self._wait(lambda: self._scan is not None, self.config.settle_timeout_s)
         with self._lock:
             plan = self.world.plan_navigation(goal.target, goal.standoff_m if goal.standoff_m > 0 else None)
         if isinstance(plan, Outcome):
             return plan
         return self._drive(goal_handle, plan)
+
+    def _path_problem(self, remaining_m: float) -> str | None:
+        """Why the base must not drive forward now (None when the lidar clears the path):
+        no scan, a stale one, or a return in the footprint's path within the stop distance."""
+        scan = self._scan
+        stamp = None if scan is None else scan.header.stamp.sec + scan.header.stamp.nanosec / 1e9
+        now = self.get_clock().now().nanoseconds / 1e9
+        problem = scan_problem(stamp, now, self.config.scan_max_age_s)
+        if problem is not None or scan is None:
+            return problem
+        clearance = blocked_ahead(
+            list(scan.ranges),
+            scan.angle_min,
+            scan.angle_increment,
+            half_width_m=self.world.spec.robot.footprint_radius_m,
+            stop_m=self.config.stop_distance_m,
+            mount_x_m=LIDAR_MOUNT_M[0],
+            remaining_m=remaining_m,
+        )
+        if clearance is None:
+            return None
+        return f"path blocked by an obstacle {clearance:.2f} m ahead of the base (lidar)"
 
     def _drive(self, goal_handle: ServerGoalHandle, plan: NavigationPlan) -> Outcome:
         c = self.config
@@ -356,7 +389,6 @@ class GzManipulationNode(Node):
         deadline = time.monotonic() + c.navigate_timeout_s
         travelled, last = 0.0, plan.start
         total = max(plan.start.distance_to(plan.goal.x, plan.goal.y), 1e-6)
-        half_width = self.world.spec.robot.footprint_radius_m
         why = ""
         try:
             while True:
@@ -376,18 +408,10 @@ class GzManipulationNode(Node):
                         f"after {c.navigate_timeout_s:.0f} s"
                     )
                     break
-                scan = self._scan
-                if linear > 0 and scan is not None and c.stop_distance_m > 0:
-                    # The lidar sits ahead of the base centre; its corridor is the footprint's width.
-                    ahead = blocked_ahead(
-                        list(scan.ranges),
-                        scan.angle_min,
-                        scan.angle_increment,
-                        half_width_m=half_width,
-                        stop_m=c.stop_distance_m,
-                    )
-                    if ahead is not None:
-                        why = f"path blocked by an obstacle {ahead:.2f} m ahead (lidar)"
+                if linear > 0 and c.stop_distance_m > 0:
+                    problem = self._path_problem(controller.distance(pose))
+                    if problem is not None:
+                        why = problem
                         break
                 self._cmd_vel.publish(Twist(linear=_vector(linear), angular=_vector(0.0, z=angular)))
                 goal_handle.publish_feedback(

@@ -16,11 +16,11 @@ action's own success flag:
 Anything it cannot establish is a failure verdict with the reason (fail closed);
 the evidence quotes the ground truth it used.
 
-It also judges a whole task's goal (``evaluate_task``) when the goal is a fetch it can
-read: the newest instruction revision or the instruction that names an object of the
-world and a target surface (``parse_fetch_goal`` with the world's ids). The goal holds
-when the object rests on that surface and is not in the gripper. A goal it cannot read
-(no object, no target surface) is not judged (None: the outcome stays unverified).
+It also judges a whole task's goal (``evaluate_task``): the newest instruction revision,
+else the instruction, read completely (``harness_ros.sim.goal.read_goal``: every object it
+names with one destination surface, every word understood). The goal holds when every
+object rests on its surface and none is in the gripper. A goal it cannot read completely
+is not judged (None: the outcome stays unverified), never confirmed on the part it read.
 """
 
 from __future__ import annotations
@@ -147,32 +147,56 @@ class GroundTruthJudge:
 
 
 def judge_goal(goal: str, revisions: Sequence[str], state: Mapping[str, Any]) -> _Check | None:
-    """Whether a fetch goal holds in ``state``; None when no revision or the instruction
-    names an object and a target surface of this world (the newest revision first)."""
-    from harness_ros.demo.scenarios import Vocabulary, parse_fetch_goal
+    """Whether the goal holds in ``state``: every placement it asks for, judged together.
+
+    The goal is the newest of ``revisions``, else ``goal``, as the operator's newest answer
+    that names something of the world clarifies it (the harness passes each answer as
+    "<answer> <goal>"). It must read completely (``harness_ros.sim.goal.read_goal``: each
+    object with one destination surface, every word understood), else None (not judged:
+    the outcome stays unverified). A goal read in part is never confirmed on the part it
+    read."""
+    from harness_ros.sim.goal import read_goal
 
     objects = state.get("objects") if isinstance(state.get("objects"), Mapping) else {}
     surfaces = state.get("surfaces") if isinstance(state.get("surfaces"), Mapping) else {}
-    vocabulary = Vocabulary(tuple(str(o) for o in objects), tuple(str(s) for s in surfaces))
-    fetch = None
-    for text in [*reversed(list(revisions)), goal]:
-        fetch = parse_fetch_goal(text, vocabulary) if vocabulary.objects else None
-        if fetch is not None and fetch.target is not None:
+    areas = state.get("areas") if isinstance(state.get("areas"), list) else []
+    names = ([str(o) for o in objects], [str(s) for s in surfaces], [str(a) for a in areas])
+    current, answers = goal.strip(), []
+    for revision in revisions:
+        text = revision.strip()
+        if text.endswith(f" {current}"):
+            answers.append(text)
+        else:
+            current, answers = text, []
+    reading = None
+    for text in reversed(answers):
+        clarified = read_goal(text, *names)
+        if clarified.complete:
+            reading = clarified
             break
-        fetch = None
-    if fetch is None or fetch.target is None:
+        # An answer about something else ("yes") leaves the goal as it was; one that
+        # names the world's things but cannot be read leaves the goal unreadable.
+        if read_goal(text[: -len(current)], *names).mentions:
+            return None
+    reading = reading or read_goal(current, *names)
+    if not reading.complete:
         return None
     holding = (state.get("gripper") or {}).get("holding")
-    entry = objects.get(fetch.object_id)
-    on = entry.get("on") if isinstance(entry, Mapping) else None
-    evidence = (
-        f"ground truth v{state.get('version')}: {fetch.object_id} is on {on!r}, gripper holds {holding!r}"
-    )
-    if on == fetch.target and holding != fetch.object_id:
-        return _Check(True, "", evidence)
-    if holding == fetch.object_id:
-        return _Check(False, f"{fetch.object_id} is still in the gripper, not on {fetch.target}", evidence)
-    return _Check(False, f"{fetch.object_id} is on {on!r}, not on {fetch.target!r}", evidence)
+    failures: list[str] = []
+    seen: list[str] = []
+    for placement in reading.placements:
+        obj, target = placement.object_id, placement.surface_id
+        entry = objects.get(obj)
+        on = entry.get("on") if isinstance(entry, Mapping) else None
+        seen.append(f"{obj} is on {on!r}")
+        if holding == obj:
+            failures.append(f"{obj} is still in the gripper, not on {target}")
+        elif on != target:
+            failures.append(f"{obj} is on {on!r}, not on {target!r}")
+    evidence = f"ground truth v{state.get('version')}: {', '.join(seen)}, gripper holds {holding!r}"
+    if failures:
+        return _Check(False, "; ".join(failures), evidence)
+    return _Check(True, "", evidence)
 
 
 def _latest_record(state: Mapping[str, Any], tool: str) -> Mapping[str, Any] | None:
