@@ -127,12 +127,8 @@ def test_memory_folder_that_is_a_file_fails(deployment: Path) -> None:
     assert_user_error(result, "error: Memory folder 'memory' (memory.dir) is not a folder")
 
 
-def test_model_override_and_unmapped_view_warning(deployment: Path) -> None:
+def test_model_override_and_unmapped_view_fails_as_the_node_does(deployment: Path) -> None:
     config = deployment / "config" / "example.yaml"
-    text = config.read_text(encoding="utf-8")
-    config.write_text(
-        text.replace("    wrist:\n      topic: /wrist_camera/image_raw\n", ""), encoding="utf-8"
-    )
     env = dict(os.environ, HARNESS_MODEL="anthropic/claude-3-5-haiku-latest", ANTHROPIC_API_KEY="x")
     result = harness_ros("check", "--config", str(config), cwd=deployment, env=env)
     assert result.returncode == 0, result.stderr
@@ -141,7 +137,19 @@ def test_model_override_and_unmapped_view_warning(deployment: Path) -> None:
         in result.stdout
     )
     assert "demo policy" not in result.stdout
-    assert "warning: profile views without a camera topic in observations.views: wrist" in result.stderr
+
+    # A profile view without a camera topic: the node refuses to start, so check fails.
+    text = config.read_text(encoding="utf-8")
+    config.write_text(
+        text.replace("    wrist:\n      topic: /wrist_camera/image_raw\n", ""), encoding="utf-8"
+    )
+    result = harness_ros("check", "--config", str(config), cwd=deployment, env=env)
+    assert_user_error(
+        result,
+        "Model-Visible View(s) ['wrist'] have no camera topic: set observations.views.wrist.topic "
+        "(configured views: ['front', 'torso'])",
+    )
+    assert "check: OK" not in result.stdout
 
 
 def test_config_without_profile_or_skills(tmp_path: Path) -> None:

@@ -247,3 +247,89 @@ def test_nothing_to_compact_is_a_no_op() -> None:
     outcome = Compactor(model, keep_exchanges=2).compact(history, measure=lambda: 1)
     assert not outcome.compacted and outcome.error is None
     assert model.requests == []
+
+
+class _EchoingSummariser:
+    """Answers every request with the markers it was shown, so a test sees what got through."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.requests: list[list[dict[str, Any]]] = []
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, tools: Any = None, json_mode: bool = False
+    ) -> ModelReply:
+        import re
+
+        self.requests.append(messages)
+        seen = re.findall(r"MARKER-[A-Z]+", messages[-1]["content"])
+        return ModelReply(text=json.dumps({"summary": "saw " + " ".join(seen) if seen else "nothing"}))
+
+
+def _long_text(chars: int) -> str:
+    filler = "the robot looked around and saw the same shelf again. "
+    half = (filler * (chars // len(filler) + 1))[: chars // 2]
+    text = f"MARKER-START {half}MARKER-MIDDLE {half}"
+    return text[: chars - len(" MARKER-END")] + " MARKER-END"
+
+
+def _history_with_a_long(message: dict[str, Any], *, tool: bool) -> History:
+    history = History()
+    history.add_instruction("tidy the table")
+    for i in range(4):
+        calls = [{"id": f"c{i}", "type": "function", "function": {"name": "look", "arguments": "{}"}}]
+        if i == 0 and not tool:
+            history.add_assistant({**message, "tool_calls": calls})
+        else:
+            history.add_assistant({"role": "assistant", "content": None, "tool_calls": calls})
+        history.add_tool(tool_message(f"c{i}", message if (i == 0 and tool) else {"success": True}))
+    return history
+
+
+def test_the_middle_and_end_of_a_long_message_reach_the_summariser() -> None:
+    text = _long_text(11_000)
+    assert len(text) == 11_000
+    history = _history_with_a_long({"role": "assistant", "content": text}, tool=False)
+    model = _EchoingSummariser()
+    outcome = Compactor(model, keep_exchanges=2, max_request_chars=8000).compact(history, measure=lambda: 0)
+    assert outcome.compacted, outcome.error
+    shown = "\n".join(request[-1]["content"] for request in model.requests[:-1])
+    for marker in ("MARKER-START", "MARKER-MIDDLE", "MARKER-END"):
+        assert marker in shown
+    # Every request fits the summariser's budget, and the checkpoint request carries the
+    # summary of the whole message, end included.
+    assert all(sum(len(m["content"]) for m in request) <= 8000 for request in model.requests)
+    final = model.requests[-1][1]["content"]
+    assert "[summarised by the harness: the whole" in final
+    assert "MARKER-MIDDLE" in final and "MARKER-END" in final
+    assert "saw MARKER-START MARKER-MIDDLE MARKER-END" in history.entries[1].message["content"]
+
+
+def test_a_long_tool_result_keeps_its_outcome_and_is_summarised_to_its_end() -> None:
+    result = {"success": False, "reason": "nothing found", "log": _long_text(11_000)}
+    history = _history_with_a_long(result, tool=True)
+    model = _EchoingSummariser()
+    assert Compactor(model, keep_exchanges=2).compact(history, measure=lambda: 0).compacted
+    final = model.requests[-1][1]["content"]
+    block = json.loads(final.split("[tool result]\n")[1].split("\n\n[")[0])
+    assert (block["success"], block["reason"]) == (False, "nothing found")
+    assert "MARKER-MIDDLE" in block["details"] and "MARKER-END" in block["details"]
+
+
+def test_a_transcript_longer_than_one_request_is_summarised_in_parts() -> None:
+    history = History()
+    history.add_instruction("tidy the table")
+    for i in range(12):
+        calls = [{"id": f"c{i}", "type": "function", "function": {"name": "look", "arguments": "{}"}}]
+        history.add_assistant(
+            {"role": "assistant", "content": f"step MARKER-{'ABCDEFGHIJKL'[i]}", "tool_calls": calls}
+        )
+        history.add_tool(tool_message(f"c{i}", {"success": True, "seen": "shelf " * 200}))
+    model = _EchoingSummariser()
+    Compactor(model, keep_exchanges=2, max_request_chars=6000).compact(history, measure=lambda: 0)
+    assert len(model.requests) > 2
+    assert all(sum(len(m["content"]) for m in request) <= 6000 for request in model.requests)
+    assert model.requests[-1][0]["content"] == COMPACT_PROMPT
+    # Every older step (A-J) reaches the checkpoint request through the part summaries.
+    assert all(f"MARKER-{letter}" in model.requests[-1][1]["content"] for letter in "ABCDEFGHIJ")

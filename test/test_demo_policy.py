@@ -202,6 +202,53 @@ def test_conversation_is_read_from_openai_messages() -> None:
     assert experience_summary(_tools("lesson one"), "pick_object") == "lesson one"
 
 
+def _session_after_a_failed_task() -> str:
+    from harness_ros.operator.session import Session, TaskSummary
+
+    session = Session()
+    session.record(
+        TaskSummary(
+            task_id="t1",
+            instruction="Bring the purple elephant from the garage to the kitchen table.",
+            status="failed (completed)",
+            report="# Task\nI did not find an object I know in the instruction, so I did nothing.",
+            actions=(),
+        )
+    )
+    return session.begin_task()[1]
+
+
+def test_the_instruction_is_the_tasks_own_not_the_session_summary_before_it() -> None:
+    from harness_ros.context.history import History
+
+    history = History()
+    history.add_instruction("Bring the red cup to the coffee table.", session=_session_after_a_failed_task())
+    messages = [{"role": "system", "content": "# harness_ros: decide\nrules"}, *history.messages()]
+    assert "purple elephant" in messages[1]["content"]  # the summary rides in the same message
+    assert instruction_of(messages) == "Bring the red cup to the coffee table."
+    reply = scripted_reply(messages, _tools())
+    assert reply["tool_calls"] == [{"name": "navigate_to", "arguments": {"target": "red_cup"}}]
+
+
+def test_the_instruction_skips_data_blocks_wherever_the_harness_puts_them() -> None:
+    earlier = "<earlier_tasks>\n# Task\nBring the purple elephant to the garage.\n</earlier_tasks>"
+    for content in (
+        f"# Task\n{FETCH}\n\n{earlier}",
+        f"{earlier}\n\n# Task\n{FETCH}",
+        f"# Task\n{FETCH}\n\n# Earlier tasks in this session\n- task t1: 'Bring the elephant' -> failed",
+    ):
+        assert instruction_of([{"role": "user", "content": content}]) == FETCH, content
+    revised = [
+        {"role": "user", "content": f"# Task\n{FETCH}"},
+        {
+            "role": "user",
+            "content": "# Instruction revision from the operator\nBring the blue mug.\n"
+            "(It refines or replaces the task above.)",
+        },
+    ]
+    assert instruction_of(revised) == "Bring the blue mug."
+
+
 # ---------------------------------------------------------------------- lessons
 def _event(index: int, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     verdict = result.get("verdict")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from harness_ros.context import Compactor, History, tool_message
+from harness_ros.context.compaction import COMPACT_PROMPT
 from harness_ros.evaluation import Verdict, VerdictStatus, parse_verdict
 from harness_ros.events import EventType
 from harness_ros.harness import Harness
@@ -296,7 +297,9 @@ def test_compaction_keeps_the_outcome_of_long_tool_results() -> None:
     model = _Summariser()
     outcome = Compactor(model, keep_exchanges=2).compact(history, measure=lambda: 0)
     assert outcome.compacted
-    transcript = model.requests[0][1]["content"]
+    # The long results were summarised whole first; the checkpoint request comes last.
+    transcript = model.requests[-1][1]["content"]
+    assert model.requests[-1][0]["content"] == COMPACT_PROMPT
     blocks = [b for b in transcript.split("[tool result]\n")[1:]]
     assert len(blocks) == 2
     first = json.loads(blocks[0].split("\n\n[")[0])
@@ -307,7 +310,7 @@ def test_compaction_keeps_the_outcome_of_long_tool_results() -> None:
         "failure_reason": "no cup in the gripper",
         "evidence": "empty",
     }
-    assert first["details"].endswith("...[cut]")
+    assert first["details"].startswith("[summarised by the harness: the whole ")
     second = json.loads(blocks[1].split("\n\n[")[0])
     assert (second["success"], second["run_id"]) == (True, "run-10")
     assert all(len(b) < 2200 for b in blocks)

@@ -91,6 +91,20 @@ def test_check_of_the_example_config_fails_with_the_no_model_message(
     assert code == 1
     assert err == f"error: {NO_MODEL_MESSAGE}\n"
     assert "check: OK" not in out
+    # Everything but the model was checked and printed before the error.
+    assert out.startswith("config:  ")
+    for line in (
+        "model:   NOT USABLE (see the error below)",
+        "profile: ",
+        "topics:  view front: /head_camera/color/image_raw (Image, qos sensor_data",
+        "topics:  depth: /head_camera/depth/image_raw",
+        "topics:  clearance: /scan (LaserScan",
+        "skills:  3 (",
+        "         built in: load_skill, load_skill_resource, ask_operator, notify_operator, finish_task",
+        "plugins: ",
+        "memory:  ",
+    ):
+        assert f"\n{line}" in out, line
 
 
 # ---------------------------------------------------------------------- litellm models
@@ -102,7 +116,9 @@ def test_check_names_openai_api_key_when_it_is_unset(
     assert code == 1
     assert err.startswith("error: HARNESS_MODEL 'openai/gpt-4o-mini' (provider 'openai') needs")
     assert "OPENAI_API_KEY" in err and "model.api_key_env" in err
-    assert out == ""
+    # Everything else was checked and printed first; the model problem ends it.
+    assert "model:   NOT USABLE (see the error below)\n" in out and "tools:   " in out
+    assert "check: OK" not in out
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
     code, out, err = check(capsys, "--config", str(EXAMPLE))
@@ -119,7 +135,8 @@ def test_check_names_the_key_of_an_unknown_provider(
     assert code == 1
     assert err.startswith("error: model.model 'foo/bar': litellm knows no provider for it")
     # litellm's own provider list must not leak onto stdout.
-    assert out == ""
+    assert "Provider List" not in out and "litellm" not in out
+    assert "check: OK" not in out
 
 
 def test_a_model_string_without_a_model_name_is_refused(tmp_path: Path) -> None:

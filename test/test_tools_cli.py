@@ -138,3 +138,48 @@ def test_printing_the_tools_never_loads_rclpy() -> None:
         check=False,
     )
     assert done.stdout.split() == ["0", "False"], done.stderr
+
+
+def test_the_listing_holds_every_tool_the_harness_offers_and_counts_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness_ros.commands.tools import _DefinitionOnly, _NoOperator
+    from harness_ros.config import load_config
+    from harness_ros.harness import build_harness
+    from harness_ros.ros.interfaces import tool_spec
+
+    source = yaml.safe_load((REPO_ROOT / "config" / "sim.yaml").read_text(encoding="utf-8"))
+    source["skills"] = {"dir": str(REPO_ROOT / "skills")}
+    source["embodiment_profile_file"] = str(REPO_ROOT / "profiles" / "sim_robot.md")
+    source["memory"] = {"dir": str(tmp_path / "memory")}
+    path = tmp_path / "sim.yaml"
+    path.write_text(yaml.safe_dump(source), encoding="utf-8")
+
+    assert main(["tools", "--config", str(path), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    # What the harness built for a node with this config offers the model each turn.
+    config = load_config(path)
+    robot_tools = [_DefinitionOnly(tool_spec(binding)[0]) for binding in config.tools]
+    harness = build_harness(config, tools=robot_tools, model=object(), operator=_NoOperator())  # type: ignore[arg-type]
+    offered = harness.registry.definitions({})
+    assert [row["definition"] for row in listed["tools"]] == offered
+    names = [row["name"] for row in listed["tools"]]
+    for built_in in ("load_skill", "load_skill_resource", "ask_operator", "notify_operator", "finish_task"):
+        assert built_in in names
+        assert next(r for r in listed["tools"] if r["name"] == built_in)["origin"] == "built-in"
+    assert listed["total_tokens"] == sum(row["tokens"] for row in listed["tools"])
+
+    assert main(["tools", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "finish_task  (~" in out and "built in: offered every turn" in out
+    assert out.rstrip().endswith(
+        f"8 tools (3 configured, 5 built in), ~{listed['total_tokens']} tokens in all"
+    )
+
+    # Without the operator channel and skills, only finish_task is added.
+    source["operator"] = {"enabled": False}
+    source["skills"] = {"dir": None}
+    path.write_text(yaml.safe_dump(source), encoding="utf-8")
+    assert main(["tools", "--config", str(path), "--json"]) == 0
+    names = [row["name"] for row in json.loads(capsys.readouterr().out)["tools"]]
+    assert names == ["navigate_to", "pick_object", "place_object", "finish_task"]

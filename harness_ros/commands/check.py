@@ -1,13 +1,22 @@
 """``harness-ros check``: validate a config and what it points at, then print a summary.
 
-Checks, in order: the config file, the Embodiment Profile, the skills folder, the
-memory folder and the model settings (a model is set; litellm knows its provider;
-the provider's environment variables and ``model.api_key_env`` are set; the scripted
-demo policy only with the simulator's tools). The same for ``evaluator.model`` when it
-differs. Nothing is sent to a model unless ``--online``: then each model answers one
-minimal request (and one with a small image when it is sent camera images) and the
-round-trip time is printed. The first problem ends the command with one ``error:``
-message (exit 1); a clean run prints what the harness would start with (exit 0).
+Checks, in order: the config file, the Embodiment Profile, its views against the
+configured camera topics, the skills folder, the tool definitions (every binding
+against its interface type, plus the built-in tools), the plugins and the evaluator
+kind, the memory folder, and the model settings (a model is set; litellm knows its
+provider; the provider's environment variables and ``model.api_key_env`` are set;
+the scripted demo policy only with the simulator's tools). The same for
+``evaluator.model`` when it differs. What the node refuses to start with, ``check``
+refuses with the same message: both call the functions of ``harness_ros.startup``,
+``harness_ros.ros.interfaces.tool_spec`` and ``validate_model_settings``.
+
+Nothing is sent to a model unless ``--online``: then each model answers one minimal
+request (and one with a small image when it is sent camera images) and the
+round-trip time is printed. A problem with the config, profile, views, skills, tools
+or memory ends the command with one ``error:`` message (exit 1). A model problem (no
+model configured, a key not set) is reported last: everything else is checked and
+printed first, then ``error:`` names the model problem (exit 1). A clean run prints
+what the harness would start with and ``check: OK`` (exit 0).
 """
 
 from __future__ import annotations
@@ -126,29 +135,78 @@ def _probe_lines(config: HarnessConfig, settings: list[ModelSetting]) -> list[st
     return lines
 
 
+def _topic_lines(config: HarnessConfig, views: dict[str, str]) -> list[str]:
+    """The topics the node subscribes to for the model's views, depth and clearance."""
+    observations = config.observations
+    lines = []
+    for name, key in views.items():
+        view = observations.views[key]
+        kind = "CompressedImage" if view.compressed else "Image"
+        lines.append(
+            f"topics:  view {name}: {view.topic} ({kind}, qos {view.qos}, max age {view.max_age_s:g} s)"
+        )
+    if not views:
+        lines.append("topics:  no camera view (observations.views): the model sees no image")
+    depth = observations.depth
+    if depth is None:
+        lines.append("topics:  no depth topic (observations.depth.topic)")
+    else:
+        kind = "CompressedImage" if depth.compressed else "Image"
+        lines.append(f"topics:  depth: {depth.topic} ({kind}, qos {depth.qos})")
+    clearance = observations.clearance
+    if clearance is None:
+        lines.append("topics:  no clearance source (observations.clearance): base motion is blocked")
+    elif clearance.scan_topic is not None:
+        lines.append(f"topics:  clearance: {clearance.scan_topic} (LaserScan, qos {clearance.qos})")
+    else:
+        ranges = ", ".join(f"{d} {t}" for d, t in (clearance.range_topics or {}).items())
+        lines.append(f"topics:  clearance: {ranges} (Range, qos {clearance.qos})")
+    return lines
+
+
 def run_check(args: argparse.Namespace) -> int:
+    from harness_ros.commands.tools import model_tool_definitions
     from harness_ros.config import load_config
+    from harness_ros.errors import ConfigError, HarnessError
     from harness_ros.model import validate_model_settings
     from harness_ros.paths import default_config_path, display_path
+    from harness_ros.plugins import load_plugins
     from harness_ros.profile import load_embodiment_profile_document_from_config
     from harness_ros.skills import SkillCatalog
+    from harness_ros.startup import check_evaluator_kind, model_visible_views, select_views
 
     config_path: Path = args.config if args.config is not None else default_config_path()
     config = load_config(config_path)
     profile = load_embodiment_profile_document_from_config(config)
+    # The node refuses a Model-Visible View without a camera topic with this very message.
+    views = select_views(config.observations, model_visible_views(config, profile))
     catalog = SkillCatalog.discover(config.skills.dir)
+    plugins = load_plugins(config.plugins)
+    check_evaluator_kind(config, plugins.evaluators)
+    # Every binding against its interface type, as the node builds its tools.
+    tools = model_tool_definitions(config)
     memory = summarize_memory(config.memory.dir)
-    settings = validate_model_settings(config, require_model=True)
+    # A model problem is reported after everything else was checked and printed.
+    model_problem: str | None = None
+    try:
+        settings = validate_model_settings(config, require_model=True)
+    except HarnessError as err:
+        model_problem = str(err)
+        settings = []
 
     lines = [f"config:  {display_path(config_path)}"]
     for setting in settings:
         label = "model:  " if setting.role == "model" else "evaluator model:"
         lines.append(f"{label} {_describe_model(setting)}")
+    if model_problem is not None:
+        lines.append("model:   NOT USABLE (see the error below)")
     if profile is None:
         lines.append("profile: none configured (embodiment_profile_file)")
     else:
-        views = ", ".join(profile.model_visible_views)
-        lines.append(f"profile: {display_path(profile.path)} (views: {views})")
+        lines.append(
+            f"profile: {display_path(profile.path)} (views: {', '.join(profile.model_visible_views)})"
+        )
+    lines.extend(_topic_lines(config, views))
     if catalog.has_skills:
         resources = sum(len(skill.resources) for skill in catalog.skills.values())
         lines.append(
@@ -156,16 +214,11 @@ def run_check(args: argparse.Namespace) -> int:
         )
     else:
         lines.append("skills:  none")
-    from harness_ros.errors import ConfigError
-    from harness_ros.plugins import load_plugins
-
-    plugins = load_plugins(config.plugins)
-    kind = config.evaluator.kind
-    if kind not in {"none", "model", *plugins.evaluators}:
-        known = ", ".join(["none", "model", *sorted(plugins.evaluators)])
-        raise ConfigError(f"evaluator.kind {kind!r} is not a known evaluator (known: {known})")
-    tools = ", ".join([tool.name for tool in config.tools] + [t.spec.name for t in plugins.tools])
-    lines.append(f"tools:   {tools or 'none configured'}")
+    configured = [row["name"] for row in tools if row["origin"] != "built-in"]
+    built_in = [row["name"] for row in tools if row["origin"] == "built-in"]
+    tokens = sum(row["tokens"] for row in tools)
+    lines.append(f"tools:   {', '.join(configured) or 'none configured'}")
+    lines.append(f"         built in: {', '.join(built_in)}; ~{tokens} tokens of definitions per turn")
     lines.append(f"plugins: {', '.join(plugins.loaded) or 'none'}")
     counts = ", ".join(f"{name} {count}" for name, count in memory.entries.items())
     ledgers = f"{len(memory.ledgers)} tool ledger(s)"
@@ -174,26 +227,21 @@ def run_check(args: argparse.Namespace) -> int:
     lines.append(
         f"memory:  {display_path(memory.folder)} ({memory.total_entries} entries: {counts}; {ledgers})"
     )
-    if args.online:
+    if args.online and model_problem is None:
         print("\n".join(lines), flush=True)
         lines = _probe_lines(config, settings)
-    print("\n".join(lines))
+    print("\n".join(lines), flush=True)
 
-    if profile is not None and config.observations.views:
-        unmapped = [v for v in profile.model_visible_views if v not in config.observations.views]
-        if unmapped:
-            # The ROS node refuses to start like this; the core alone does not care.
-            print(
-                f"warning: profile views without a camera topic in observations.views: {', '.join(unmapped)}",
-                file=sys.stderr,
-            )
-        views = config.observations.views
-        uncalibrated = [v for v in profile.model_visible_views if v in views and views[v].camera_info is None]
+    if profile is not None:
+        camera_views = config.observations.views
+        uncalibrated = [v for v, key in views.items() if camera_views[key].camera_info is None]
         if uncalibrated:
             print(
                 "warning: profile views without camera_info (observations.views.<name>.camera_info), "
                 f"so depth regions cannot be matched to what they show: {', '.join(uncalibrated)}",
                 file=sys.stderr,
             )
+    if model_problem is not None:
+        raise ConfigError(model_problem)
     print("check: OK")
     return 0

@@ -1,10 +1,14 @@
 """``harness-ros tools``: print exactly what the model sees for each tool of a config.
 
-For every tool: its name, the description (with the experience summary memory
-holds for it), the parameters and a token estimate of the whole definition. It
-reads the interface types but needs no ROS graph: no server has to run. A binding
-that does not fit its type or is over its max_definition_tokens ends the command
-with one ``error:`` line naming it (exit 1), as start-up would.
+For every tool the model is offered each turn, in the order it sees them: the
+config's tool bindings, plugin tools, then the built-in ones (``load_skill`` and
+``load_skill_resource`` when skills exist, ``ask_operator`` and ``notify_operator``
+when ``operator.enabled``, and ``finish_task`` always): its name, the description
+(with the experience summary memory holds for it), the parameters and a token
+estimate of the whole definition; the total counts them all. It reads the interface
+types but needs no ROS graph: no server has to run. A binding that does not fit its
+type or is over its max_definition_tokens ends the command with one ``error:`` line
+naming it (exit 1), as start-up would.
 """
 
 from __future__ import annotations
@@ -45,44 +49,64 @@ class _DefinitionOnly:
         return failure("definition only: no ROS graph")
 
 
+class _NoOperator:
+    """Stands in for the node's operator channel: the operator tools' definitions only."""
+
+    def ask(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("definition only: no operator channel")
+
+    def notify(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("definition only: no operator channel")
+
+
 def model_tool_definitions(config: HarnessConfig) -> list[dict[str, Any]]:
-    """Per tool, in the order the model sees them: name, tokens, budget (None for the
-    built-in skill tools) and the definition. Raises ToolError as start-up would."""
-    from harness_ros.errors import ToolError
-    from harness_ros.ros.interfaces import binding_schema
+    """Per tool, in the order the model sees them: name, origin (``binding``, ``plugin``
+    or ``built-in``), tokens, budget (None but for bindings) and the definition. The
+    same tools as the harness offers (``Harness``: robot tools, skill tools, operator
+    tools, finish_task). Raises ToolError as start-up would."""
+    from harness_ros.operator.tools import operator_tools
+    from harness_ros.plugins import load_plugins
+    from harness_ros.ros.interfaces import tool_spec
     from harness_ros.tools import ToolRegistry, skill_tools
-    from harness_ros.tools.binding import binding_spec, check_definition_budget, definition_tokens
+    from harness_ros.tools.binding import definition_tokens
+    from harness_ros.tools.finish_task import FinishTaskTool
 
     tools: list[Any] = []
+    origins: dict[str, str] = {}
     budgets: dict[str, int] = {}
     for binding in config.tools:
-        try:
-            schema, _compiled = binding_schema(binding)
-            spec = binding_spec(binding, schema)
-            check_definition_budget(spec, binding.max_definition_tokens)
-        except ToolError as err:
-            text = str(err)
-            prefix = f"tool {binding.name!r}"
-            raise ToolError(text if text.startswith(prefix) else f"{prefix}: {text}") from None
+        spec, _compiled = tool_spec(binding)
         tools.append(_DefinitionOnly(spec))
+        origins[binding.name] = "binding"
         budgets[binding.name] = binding.max_definition_tokens
+    for tool in load_plugins(config.plugins).tools:
+        tools.append(tool)
+        origins[tool.spec.name] = "plugin"
     if config.skills.dir is not None:
         from harness_ros.skills import SkillCatalog, SkillSession
 
         catalog = SkillCatalog.discover(config.skills.dir)
         if catalog.has_skills:
             tools.extend(skill_tools(SkillSession(catalog), catalog))
+    if config.operator.enabled:
+        channel: Any = _NoOperator()
+        tools.extend(operator_tools(channel, lambda: None, config.operator.answer_timeout_s))
+    tools.append(FinishTaskTool())
     registry = ToolRegistry(tools)
     definitions = registry.definitions(_summaries(config, registry.names()))
-    return [
-        {
-            "name": definition["function"]["name"],
-            "tokens": definition_tokens(definition),
-            "budget": budgets.get(definition["function"]["name"]),
-            "definition": definition,
-        }
-        for definition in definitions
-    ]
+    rows = []
+    for definition in definitions:
+        name = definition["function"]["name"]
+        rows.append(
+            {
+                "name": name,
+                "origin": origins.get(name, "built-in"),
+                "tokens": definition_tokens(definition),
+                "budget": budgets.get(name),
+                "definition": definition,
+            }
+        )
+    return rows
 
 
 def _summaries(config: HarnessConfig, names: list[str]) -> dict[str, str]:
@@ -112,10 +136,16 @@ def run_tools(args: argparse.Namespace) -> int:
     for row in rows:
         function = row["definition"]["function"]
         budget = f" of {row['budget']}" if row["budget"] is not None else ""
-        print(f"{row['name']}  (~{row['tokens']}{budget} tokens)")
+        origin = ", built in: offered every turn" if row["origin"] == "built-in" else ""
+        origin += ", from a plugin" if row["origin"] == "plugin" else ""
+        print(f"{row['name']}  (~{row['tokens']}{budget} tokens{origin})")
         for line in function["description"].splitlines():
             print(f"    {line}")
         print(f"    parameters: {json.dumps(function['parameters'], ensure_ascii=False)}")
         print()
-    print(f"{len(rows)} tools, ~{sum(r['tokens'] for r in rows)} tokens in all")
+    built_in = sum(row["origin"] == "built-in" for row in rows)
+    total = sum(r["tokens"] for r in rows)
+    print(
+        f"{len(rows)} tools ({len(rows) - built_in} configured, {built_in} built in), ~{total} tokens in all"
+    )
     return 0

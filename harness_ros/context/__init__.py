@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from harness_ros.context.builder import ContextBuilder
-from harness_ros.context.compaction import COMPACT_PROMPT, IMAGE_TOKENS, Compactor, estimate_tokens
+from harness_ros.context.compaction import (
+    COMPACT_PROMPT,
+    IMAGE_TOKENS,
+    Compactor,
+    estimate_tokens,
+    request_chars_for_window,
+)
 from harness_ros.context.contracts import CompactionOutcome, EntryKind, HistoryEntry, Message, ResidentContext
 from harness_ros.context.history import History
 from harness_ros.context.observation import (
@@ -33,6 +39,7 @@ __all__ = [
     "observation_message",
     "observation_summary",
     "render_resident",
+    "request_chars_for_window",
     "system_message",
     "tool_message",
 ]

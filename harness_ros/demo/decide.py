@@ -131,6 +131,35 @@ def _text(content: Any) -> str:
     return ""
 
 
+_TAG_LINE = re.compile(r"^<(/?)([A-Za-z_][\w.-]*)[^<>]*>$")
+
+
+def _instruction_block(text: str, header: str) -> str | None:
+    """The text under the last ``header`` line of a message, up to the next block, or None.
+
+    The harness puts other blocks beside the instruction in the same message (the session's
+    earlier tasks, before it or after it, as a ``# ...`` section or a ``<tag>`` block); their
+    text is data about other tasks, never this task's instruction, so it is skipped."""
+    lines = text.split("\n")
+    depth = 0
+    start: int | None = None
+    for index, line in enumerate(lines):
+        tag = _TAG_LINE.match(line.strip())
+        if tag is not None:
+            depth = max(0, depth + (-1 if tag.group(1) else 1))
+        elif depth == 0 and line.strip() == header:
+            start = index + 1
+    if start is None:
+        return None
+    body: list[str] = []
+    for line in lines[start:]:
+        stripped = line.strip()
+        if stripped.startswith("# ") or _TAG_LINE.match(stripped) or stripped.startswith("(It refines"):
+            break
+        body.append(line)
+    return "\n".join(body).strip()
+
+
 def instruction_of(messages: Sequence[dict[str, Any]]) -> str:
     """The task instruction; a later operator revision replaces it."""
     instruction = ""
@@ -139,8 +168,9 @@ def instruction_of(messages: Sequence[dict[str, Any]]) -> str:
             continue
         text = _text(message.get("content"))
         for header in (TASK_HEADER, REVISION_HEADER):
-            if text.startswith(header + "\n"):
-                instruction = text[len(header) + 1 :].split("\n(It refines", 1)[0].strip()
+            block = _instruction_block(text, header)
+            if block:
+                instruction = block
     return instruction
 
 

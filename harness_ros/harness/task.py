@@ -32,6 +32,7 @@ from harness_ros.context import (
     observation_images,
     observation_message,
     observation_summary,
+    request_chars_for_window,
     tool_message,
 )
 from harness_ros.errors import LLMError
@@ -268,7 +269,11 @@ class TaskRunner:
         threshold = int(h.limits.compaction_ratio * h.context_window_tokens)
         if builder.estimate_tokens(obs_message) <= threshold:
             return
-        compactor = Compactor(h.model, keep_exchanges=KEEP_EXCHANGES)
+        compactor = Compactor(
+            h.model,
+            keep_exchanges=KEEP_EXCHANGES,
+            max_request_chars=request_chars_for_window(h.context_window_tokens),
+        )
         outcome = compactor.compact(builder.history, measure=lambda: builder.estimate_tokens(obs_message))
         if outcome.compacted or outcome.error:
             yield self._emit(EventType.COMPACTION, {**outcome.to_dict(), "threshold_tokens": threshold})

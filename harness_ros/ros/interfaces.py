@@ -38,7 +38,15 @@ from rosidl_parser.definition import (
 )
 
 from harness_ros.errors import ToolError
-from harness_ros.tools.binding import CompiledBinding, FieldInfo, compile_binding, parse_path
+from harness_ros.tools.binding import (
+    CompiledBinding,
+    FieldInfo,
+    binding_spec,
+    check_definition_budget,
+    compile_binding,
+    parse_path,
+)
+from harness_ros.tools.contracts import ToolSpec
 
 __all__ = [
     "FieldError",
@@ -52,6 +60,7 @@ __all__ = [
     "request_class",
     "schema_for_message",
     "to_jsonable",
+    "tool_spec",
     "type_name",
 ]
 
@@ -241,6 +250,22 @@ def binding_schema(binding: Any) -> tuple[dict[str, Any], CompiledBinding | None
     if binding.input_schema is not None:
         return binding.input_schema, None
     return schema_for_message(cls, required=binding.required_arguments), None
+
+
+def tool_spec(binding: Any) -> tuple[ToolSpec, CompiledBinding | None]:
+    """The spec the model sees for a binding, and its compiled binding: a ToolError
+    naming the tool when the binding does not fit its type or is over its
+    max_definition_tokens. The node, ``harness-ros tools`` and ``harness-ros check`` all
+    build a tool's definition here, so they accept and refuse the same bindings."""
+    try:
+        schema, compiled = binding_schema(binding)
+        spec = binding_spec(binding, schema)
+        check_definition_budget(spec, binding.max_definition_tokens)
+    except ToolError as err:
+        text = str(err)
+        prefix = f"tool {binding.name!r}"
+        raise ToolError(text if text.startswith(prefix) else f"{prefix}: {text}") from None
+    return spec, compiled
 
 
 # --------------------------------------------------------------------------- schema

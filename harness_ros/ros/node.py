@@ -50,7 +50,7 @@ from harness_ros.config import (
     parameter_descriptions,
     run_time_refusal,
 )
-from harness_ros.errors import ConfigError, HarnessError, TaskRejectedError
+from harness_ros.errors import HarnessError, TaskRejectedError
 from harness_ros.events import EventType, HarnessEvent
 from harness_ros.task_api import (
     ClientMessageError,
@@ -243,6 +243,7 @@ class HarnessNode(LifecycleNode):
         from harness_ros.ros.graph_check import check_graph
         from harness_ros.ros.observations import RosObservationSource
         from harness_ros.ros.ros_tools import build_ros_tools
+        from harness_ros.startup import model_visible_views
 
         config = self._config_from_parameters()
         self._limits = MessageLimits(
@@ -251,7 +252,7 @@ class HarnessNode(LifecycleNode):
         config = self._state_outside_install_share(config)
         self._check_model_settings(config)
         profile = load_embodiment_profile_document_from_config(config)
-        views = profile.model_visible_views if profile is not None else tuple(config.observations.views)
+        views = model_visible_views(config, profile)
         subscriber = None
         if config.observations.sensor_executor == "dedicated":
             from harness_ros.ros.sensor_executor import SensorNode
@@ -364,10 +365,10 @@ class HarnessNode(LifecycleNode):
             from harness_ros.model import build_model
 
             return ModelEvaluator(build_model(config, model=config.evaluator.model, allow_unset=True))
-        factory = plugins.evaluators.get(kind)
-        if factory is None:
-            known = ", ".join(["none", "model", *sorted(plugins.evaluators)])
-            raise ConfigError(f"evaluator.kind {kind!r} is not a known evaluator (known: {known})")
+        from harness_ros.startup import check_evaluator_kind
+
+        check_evaluator_kind(config, plugins.evaluators)
+        factory = plugins.evaluators[kind]
         from harness_ros.plugins import EvaluatorContext
 
         return factory(EvaluatorContext(config=config, node=self))

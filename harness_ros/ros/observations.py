@@ -57,6 +57,7 @@ from harness_ros.observation.pipeline import (
     summarize_depth_mm,
 )
 from harness_ros.ros.qos import qos_for
+from harness_ros.startup import select_views
 
 __all__ = ["RosObservationSource", "configured_mounts", "stamp_to_seconds"]
 
@@ -159,33 +160,6 @@ def configured_mounts(clearance: ClearanceConfig) -> dict[str, SensorMount]:
     }
 
 
-def _select_views(config: ObservationConfig, views: Sequence[str] | None) -> dict[str, str]:
-    """Model-Visible View name -> its key in ``observations.views`` (all views when None).
-
-    Profile view names are lowercased, so keys also match case-insensitively.
-    """
-    if views is None:
-        return {name: name for name in config.views}
-    by_folded = {name.casefold(): name for name in config.views}
-    selected: dict[str, str] = {}
-    missing: list[str] = []
-    for view in views:
-        key = view if view in config.views else by_folded.get(view.casefold())
-        if key is None:
-            missing.append(view)
-        else:
-            selected[view] = key
-    if missing:
-        keys = ", ".join(f"observations.views.{name}.topic" for name in missing)
-        configured = sorted(config.views) or "none"
-        message = (
-            f"Model-Visible View(s) {missing!r} have no camera topic: set {keys} "
-            f"(configured views: {configured})"
-        )
-        raise ConfigError(message)
-    return selected
-
-
 class RosObservationSource:
     """ObservationSource over ROS topics; one subscription per view, depth and clearance topic."""
 
@@ -222,7 +196,7 @@ class RosObservationSource:
         self._subscriptions: list[Subscription] = []
         self._callback_group = callback_group
 
-        keys = _select_views(config, views)
+        keys = select_views(config, views)  # the check `harness-ros check` runs too
         self._views: dict[str, ViewTopic] = {name: config.views[key] for name, key in keys.items()}
         self._view_slots: dict[str, _Slot] = {}
         self._depth_slot: _Slot | None = None

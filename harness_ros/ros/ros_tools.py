@@ -38,15 +38,15 @@ from harness_ros.config import ToolBinding
 from harness_ros.errors import ToolError
 from harness_ros.ros.interfaces import (
     FieldError,
-    binding_schema,
     field_type,
     fill_message,
     get_field,
     import_interface,
     message_to_jsonable,
     to_jsonable,
+    tool_spec,
 )
-from harness_ros.tools.binding import BindingError, binding_spec, check_definition_budget
+from harness_ros.tools.binding import BindingError
 from harness_ros.tools.contracts import CancelToken, FeedbackSink, Tool, failure, success
 
 if TYPE_CHECKING:
@@ -138,9 +138,7 @@ class _RosTool:
         self._binding = binding
         self._request_class = request_class
         self._logger = node.get_logger()
-        schema, self._compiled = binding_schema(binding)
-        self.spec = binding_spec(binding, schema)
-        check_definition_budget(self.spec, binding.max_definition_tokens)
+        self.spec, self._compiled = tool_spec(binding)
         self._success_field = self._checked_field(result_class, "success_field", "boolean")
         self._message_field = self._checked_field(result_class, "message_field", "string")
         self._result_fields = _projection(binding, result_class, "result_fields")
