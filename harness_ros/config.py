@@ -269,7 +269,7 @@ class ClearanceSourceConfig(_Model):
             raise ValueError("set exactly one of scan_topic or range_topic")
         if self.range_topic is not None and self.mount.yaw_rad is None:
             raise ValueError("mount.yaw_rad: a range_topic source needs the heading the sensor faces")
-        if self.range_topic is not None and "angle_offset_rad" in self.model_fields_set:
+        if self.range_topic is not None and self.angle_offset_rad != 0.0:
             raise ValueError("angle_offset_rad is for scan_topic sources only")
         return self
 
