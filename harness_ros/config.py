@@ -8,6 +8,7 @@ Unknown keys are rejected; every error names the file and the dotted key.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import re
@@ -797,6 +798,26 @@ _PRESET_MERGED_KEYS = frozenset(
 """Preset keys whose mapping an override extends (one level deep) instead of replacing."""
 
 
+_logger = logging.getLogger(__name__)
+
+_PRESET_DEFAULTS_TO_SET: dict[str, str] = {
+    "trajectory.joint_names": "a Universal Robots (UR) arm's six joint names",
+}
+"""Preset goal fields whose shipped value fits one robot only: a config that keeps them is warned."""
+
+
+def _warn_kept_preset_defaults(preset: dict[str, Any], entry: dict[str, Any], index: int) -> None:
+    goal = entry.get("goal") if isinstance(entry.get("goal"), dict) else {}
+    for field, what in _PRESET_DEFAULTS_TO_SET.items():
+        shipped = (preset.get("goal") or {}).get(field)
+        if shipped is not None and field not in goal:
+            _logger.warning(
+                "tools.%d (preset %s): goal %s is not set, so the preset's default is used: %s (%s); "
+                "set goal.%s to your arm's joints",
+                index, entry.get("preset"), field, what, ", ".join(map(str, shipped)), field,
+            )  # fmt: skip
+
+
 def _preset_file(name: str, base_dir: Path) -> Path | None:
     if name.endswith((".yaml", ".yml")):
         path = Path(os.path.expandvars(name)).expanduser()
@@ -839,6 +860,7 @@ def _expand_presets(tools: Any, base_dir: Path, origin: str) -> Any:
                 merged[key] = {**merged[key], **value}
             else:
                 merged[key] = value
+        _warn_kept_preset_defaults(preset, entry, index)
         out.append(merged)
     return out
 

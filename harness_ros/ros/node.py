@@ -259,7 +259,8 @@ class HarnessNode(LifecycleNode):
         views_text = ", ".join(views) or "none"
         self.get_logger().info(
             f"configured: model {config.effective_model() or 'none'!r}, views [{views_text}], "
-            f"{len(self._tools)} robot tools, plugins [{', '.join(plugins.loaded) or 'none'}]"
+            f"{len(self._tools)} robot tools, plugins [{', '.join(plugins.loaded) or 'none'}], "
+            f"run folders in {config.harness.runs_dir}, memory in {config.memory.dir}"
         )
 
     def _warn_missing_sources(self, config: HarnessConfig) -> None:
