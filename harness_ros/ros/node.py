@@ -275,7 +275,9 @@ class HarnessNode(LifecycleNode):
                 "no depth topic configured (observations.depth.topic): no depth in metres"
             )
         if observations.clearance is None:
-            message = "no clearance source configured (observations.clearance.scan_topic or range_topics)"
+            message = (
+                "no clearance source configured (observations.clearance.scan_topic, range_topics or sources)"
+            )
             if any(tool.base_motion for tool in config.tools):
                 message += ": every base-motion tool will be blocked"
             self.get_logger().warning(message)
