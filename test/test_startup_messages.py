@@ -42,40 +42,93 @@ def test_move_arm_to_with_the_default_joint_names_warns_naming_them(caplog: pyte
     assert not [r for r in caplog.records if "move_arm_to" in r.getMessage()]
 
 
+class NodeLog:
+    """``harness-ros node ARGS`` in its own process, its stderr (the ROS log) collected."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness_ros.cli", "node", *args],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            with self._changed:
+                self.lines.append(line.rstrip())
+                self._changed.notify_all()
+
+    def wait_for(self, text: str, timeout_s: float) -> list[str]:
+        """The lines containing ``text`` once one arrived (or the process ended, or timeout)."""
+
+        def found() -> list[str]:
+            return [line for line in self.lines if text in line]
+
+        with self._changed:
+            self._changed.wait_for(lambda: found() or self.proc.poll() is not None, timeout_s)
+            return found()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(subprocess.signal.SIGINT)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 @pytest.mark.ros
 def test_node_start_up_log_names_the_run_and_memory_folders(tmp_path: Path, ros_env: dict[str, str]) -> None:
     pytest.importorskip("rclpy")
     runs, memory = tmp_path / "runs", tmp_path / "memory"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness_ros.cli", "node", "--config", str(EXAMPLE), "--ros-args",
-         "-p", f"memory.dir:={memory}", "-p", f"harness.runs_dir:={runs}",
-         "-p", "graph_check_timeout_s:=0.0"],
-        env=ros_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    node = NodeLog(
+        ["--config", str(EXAMPLE), "--ros-args", "-p", f"memory.dir:={memory}",
+         "-p", f"harness.runs_dir:={runs}", "-p", "graph_check_timeout_s:=0.0"],
+        ros_env,
     )  # fmt: skip
-    lines: list[str] = []
-    changed = threading.Condition()
-
-    def read() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            with changed:
-                lines.append(line.rstrip())
-                changed.notify_all()
-
-    threading.Thread(target=read, daemon=True).start()
     try:
-        with changed:
-            changed.wait_for(
-                lambda: any("]: configured: model" in line for line in lines) or proc.poll() is not None, 60
-            )
-        configured = [line for line in lines if "]: configured: model" in line]
-        assert configured, "\n".join(lines)
+        configured = node.wait_for("]: configured: model", 60)
+        assert configured, "\n".join(node.lines)
         assert f"run folders in {runs}, memory in {memory}" in configured[0]
     finally:
-        if proc.poll() is None:
-            proc.send_signal(subprocess.signal.SIGINT)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        node.stop()
+
+
+@pytest.mark.ros
+def test_node_logs_a_sensor_whose_publisher_is_visible_but_silent(
+    tmp_path: Path, ros_env: dict[str, str]
+) -> None:
+    pytest.importorskip("rclpy")
+    config = tmp_path / "robot.yaml"
+    config.write_text(
+        f"memory: {{dir: {tmp_path / 'memory'}}}\nharness: {{runs_dir: {tmp_path / 'runs'}}}\n"
+        "graph_check_timeout_s: 1.0\nobservations:\n  clearance: {scan_topic: /scan}\n",
+        encoding="utf-8",
+    )
+    # discovered at once, first scan after 100 s
+    silent = subprocess.Popen(
+        [sys.executable, str(REPO / "test" / "support" / "scan_publisher.py"),
+         "--mount-x", "0", "--wall-behind", "1", "--rate", "0.01"],
+        env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    node = None
+    try:
+        assert silent.stdout is not None and "publishing" in silent.stdout.readline()
+        node = NodeLog(["--config", str(config)], ros_env)
+        hints = node.wait_for("sensor check: ", 60)
+        assert hints, "\n".join(node.lines)
+        assert "1 publisher(s) visible on '/scan' but nothing received in 3.0 s" in hints[0]
+        assert "FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA" in hints[0]
+    finally:
+        if node is not None:
+            node.stop()
+        silent.send_signal(subprocess.signal.SIGINT)
+        try:
+            silent.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            silent.kill()
+            silent.wait()

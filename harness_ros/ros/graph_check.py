@@ -46,6 +46,7 @@ __all__ = [
     "near_misses",
     "other_nodes",
     "silent_topic_hint",
+    "silent_topics",
 ]
 
 _POLL_S = 0.1
@@ -271,6 +272,18 @@ def silent_topic_hint(topic: str, publishers: int, window_s: float) -> str:
         "dropped: set FASTDDS_BUILTIN_TRANSPORTS the same in every process); this process has "
         f"{discovery_environment()}"
     )
+
+
+def silent_topics(node: Node, config: HarnessConfig, received: dict[str, int], window_s: float) -> list[str]:
+    """For each configured topic with a publisher in the graph but no message in
+    ``received`` (resolved topic -> count), the ``silent_topic_hint``."""
+    out = []
+    for name in expected_topics(config):
+        topic = node.resolve_topic_name(name)
+        publishers = node.count_publishers(topic)
+        if publishers and received.get(topic) == 0:
+            out.append(silent_topic_hint(topic, publishers, window_s))
+    return out
 
 
 def _with_near_misses(node: Node, report: GraphReport) -> GraphReport:

@@ -113,6 +113,7 @@ class HarnessNode(LifecycleNode):
         self._harness: Any = None
         self._observations: Any = None
         self._sensor_node: Any = None
+        self._silent_check: Any = None
         self._tools: list[Any] = []
         self._recorder: Any = None
         self._worker: threading.Thread | None = None
@@ -226,6 +227,7 @@ class HarnessNode(LifecycleNode):
             if config.strict_graph:
                 raise HarnessError(f"ROS graph check failed (strict_graph): {message}")
             self.get_logger().warning(f"ROS graph check: {message}")
+        self._check_for_silent_sensors(config)
         model = build_model(config, allow_unset=True)
         approval = None
         if any(tool.requires_approval for tool in config.tools):
@@ -262,6 +264,24 @@ class HarnessNode(LifecycleNode):
             f"{len(self._tools)} robot tools, plugins [{', '.join(plugins.loaded) or 'none'}], "
             f"run folders in {config.harness.runs_dir}, memory in {config.memory.dir}"
         )
+
+    def _check_for_silent_sensors(self, config: HarnessConfig) -> None:
+        """Once, a few seconds after configure: a sensor topic whose publishers the graph
+        shows but that delivered nothing (a transport mismatch, a driver not publishing)
+        is logged with the likely causes; the graph check alone cannot see it."""
+        from harness_ros.ros.graph_check import silent_topics
+
+        wait_s = max(config.graph_check_timeout_s, 3.0)
+
+        def check() -> None:
+            if self._silent_check is not None:
+                self._silent_check.cancel()
+            if self._observations is None:
+                return
+            for hint in silent_topics(self, config, self._observations.stats(), wait_s):
+                self.get_logger().warning(f"sensor check: {hint}")
+
+        self._silent_check = self.create_timer(wait_s, check, callback_group=self._api_group)
 
     def _warn_missing_sources(self, config: HarnessConfig) -> None:
         """A params file that misses a key must not silently leave the model blind or the base stuck."""
@@ -368,6 +388,9 @@ class HarnessNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _release(self) -> None:
+        if self._silent_check is not None:
+            self.destroy_timer(self._silent_check)
+            self._silent_check = None
         if self._recorder is not None:
             self._recorder.close()
             self._recorder = None
