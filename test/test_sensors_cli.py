@@ -126,6 +126,26 @@ def test_sensors_lists_type_publishers_qos_rate_and_once_writes_the_model_input(
     assert "Base clearance from the footprint edge (age" in observation
 
 
+def test_a_camera_info_the_node_does_not_read_is_measured_and_labelled(
+    ros_env: dict[str, str], publisher: Callable[..., subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    publisher(
+        "fault_sensor_publisher.py", "--topics", "/cam/front/image", "/cam/front/camera_info", "--rate", "10"
+    )
+    config = write_config(
+        tmp_path, "  views:\n    front: {topic: /cam/front/image, camera_info: /cam/front/camera_info}\n"
+    )
+    result = sensors_cli(ros_env, config, "--window", "2", "--timeout", str(DISCOVERY_S))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("view front camera_info"))
+    assert line.startswith(
+        "view front camera_info (unused: only depth.view's is read): /cam/front/camera_info  "
+    )
+    rate = float(re.search(r"([0-9.]+) Hz", line).group(1))  # type: ignore[union-attr]
+    assert 1.0 < rate < 15.0, line
+
+
 def test_sensors_names_a_visible_publisher_that_delivers_nothing(
     ros_env: dict[str, str], publisher: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:

@@ -85,7 +85,9 @@ def sensor_topics(config: HarnessConfig) -> list[SensorTopic]:
         key = f"observations.views.{name}.qos"
         out.append(SensorTopic(f"view {name}", view.topic, types[view.topic], view.qos, key))
         if view.camera_info:
-            out.append(SensorTopic(f"view {name} camera_info", view.camera_info, _CAMERA_INFO, view.qos, key))
+            registers = obs.depth is not None and obs.depth.view == name and obs.depth.camera_info is not None
+            role = f"view {name} camera_info" + ("" if registers else " (unused: only depth.view's is read)")
+            out.append(SensorTopic(role, view.camera_info, _CAMERA_INFO, view.qos, key))
     if obs.depth is not None:
         key = "observations.depth.qos"
         out.append(SensorTopic("depth", obs.depth.topic, types[obs.depth.topic], obs.depth.qos, key))
@@ -166,6 +168,31 @@ def _topic_problems(
     return []
 
 
+def _count_unused_camera_info(
+    node: Node,
+    topics: list[SensorTopic],
+    resolved: dict[str, str],
+    subscribed: set[str],
+    counts: dict[str, int],
+) -> None:
+    """Count the listed camera_info topics the observation source does not subscribe to
+    (only depth.view's registers the depth regions) in ``counts``, by resolved name."""
+    from sensor_msgs.msg import CameraInfo
+
+    from harness_ros.ros.qos import qos_for
+
+    for entry in topics:
+        name = resolved[entry.topic]
+        if entry.expected_type != _CAMERA_INFO or name in subscribed:
+            continue
+        counts[name] = 0
+
+        def count(_msg: Any, name: str = name) -> None:
+            counts[name] += 1
+
+        node.create_subscription(CameraInfo, name, count, qos_for(entry.qos))
+
+
 def _nothing_visible(node: Node) -> str:
     """Why no configured topic has a publisher: other nodes visible (names) or none (discovery)."""
     from harness_ros.ros.graph_check import discovery_mismatch_hint, names_not_discovery_hint, other_nodes
@@ -234,17 +261,19 @@ def run_sensors(args: argparse.Namespace) -> int:
                 executor.spin_once(timeout_sec=0.02)
             return True
 
+        extra: dict[str, int] = {}  # a view's camera_info the node does not subscribe to: counted here
         try:
             resolved = {entry.topic: node.resolve_topic_name(entry.topic) for entry in topics}
+            _count_unused_camera_info(node, topics, resolved, set(source.stats()), extra)
             spin_until(
                 lambda: all(node.count_publishers(name) > 0 for name in resolved.values()),
                 time.monotonic() + args.timeout,
             )
-            before = source.stats()
+            before = {**source.stats(), **extra}
             start = time.monotonic()
             spin_until(lambda: False, start + args.window)
             window = time.monotonic() - start
-            after = source.stats()
+            after = {**source.stats(), **extra}
             published = [
                 name for name, _ in node.get_topic_names_and_types() if node.count_publishers(name) > 0
             ]
