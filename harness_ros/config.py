@@ -8,6 +8,7 @@ Unknown keys are rejected; every error names the file and the dotted key.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import re
@@ -247,13 +248,65 @@ class SensorMountConfig(_Model):
     )
 
 
+_DIRECTION_YAW_RAD = {"forward": 0.0, "left": math.pi / 2, "backward": math.pi, "right": -math.pi / 2}
+
+
+class ClearanceSourceConfig(_Model):
+    """One more clearance sensor beside (or instead of) ``scan_topic`` / ``range_topics``:
+    a LaserScan or a Range, at its mount in the base frame."""
+
+    name: str | None = Field(default=None, min_length=1, description="Name in messages (default: the topic).")
+    scan_topic: str | None = Field(default=None, description="sensor_msgs/LaserScan topic.")
+    range_topic: str | None = Field(default=None, description="sensor_msgs/Range topic.")
+    mount: SensorMountConfig = Field(
+        default_factory=SensorMountConfig,
+        description="Pose of the sensor in the base frame; a Range sensor needs yaw_rad (where it faces).",
+    )
+    angle_offset_rad: float = Field(
+        default=0.0,
+        allow_inf_nan=False,
+        description="Scan only: the robot's forward direction in the scan frame (after mount.yaw_rad).",
+    )
+
+    @model_validator(mode="after")
+    def _one_topic(self) -> ClearanceSourceConfig:
+        if (self.scan_topic is None) == (self.range_topic is None):
+            raise ValueError("set exactly one of scan_topic or range_topic")
+        if self.range_topic is not None and self.mount.yaw_rad is None:
+            raise ValueError("mount.yaw_rad: a range_topic source needs the heading the sensor faces")
+        if self.range_topic is not None and self.angle_offset_rad != 0.0:
+            raise ValueError("angle_offset_rad is for scan_topic sources only")
+        return self
+
+
+class ClearanceSensor(BaseModel):
+    """One clearance sensor as the node subscribes to it (legacy keys and ``sources`` alike).
+
+    ``kind`` ``ranges`` is the legacy group of four ``range_topics``: one source whose
+    oldest reading decides its age."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: Literal["scan", "range"]
+    topic: str
+    topic_key: str
+    mount_key: str
+    mount: SensorMountConfig
+    default_yaw_rad: float
+    angle_offset_rad: float = 0.0
+    group: str | None = None
+    """``ranges`` for the four legacy range_topics (merged as one source), else None."""
+
+
 class ClearanceConfig(_Model):
-    """Four-direction base clearance: one LaserScan or four Range topics, each sensor at its mount.
+    """Base clearance per direction from LaserScans and Range sensors, each at its mount.
 
     Readings are moved into the base frame and each direction measures the corridor the
     footprint sweeps (`safety.footprint_*`), from the footprint edge. A direction is unknown
     (base motion that way is blocked) unless enough of the readings that look down its
-    corridor are usable.
+    corridor are usable. With several sources the nearest obstacle wins per direction, and
+    a direction is known when any fresh source covers it; a stale source counts for nothing.
     """
 
     scan_topic: str | None = Field(
@@ -261,6 +314,10 @@ class ClearanceConfig(_Model):
     )
     range_topics: dict[Literal["forward", "left", "backward", "right"], str] | None = Field(
         default=None, description="Four sensor_msgs/Range topics, keyed forward/left/backward/right."
+    )
+    sources: list[ClearanceSourceConfig] = Field(
+        default_factory=list,
+        description="Further LaserScan/Range sensors, each with its mount (beside scan_topic/range_topics).",
     )
     scan_angle_offset_rad: float = Field(
         default=0.0,
@@ -300,15 +357,77 @@ class ClearanceConfig(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> ClearanceConfig:
-        if (self.scan_topic is None) == (self.range_topics is None):
-            raise ValueError("set exactly one of scan_topic or range_topics")
+        if self.scan_topic is not None and self.range_topics is not None:
+            raise ValueError(
+                "set at most one of scan_topic or range_topics (list further sensors under sources)"
+            )
+        if self.scan_topic is None and self.range_topics is None and not self.sources:
+            raise ValueError("set scan_topic, range_topics or sources")
         if self.range_topics is not None and len(self.range_topics) != 4:
             raise ValueError("range_topics needs forward, left, backward and right")
         if self.range_mounts and self.range_topics is None:
             raise ValueError("range_mounts needs range_topics (the scanner's pose is scan_mount)")
         if "scan_mount" in self.model_fields_set and self.scan_topic is None:
             raise ValueError("scan_mount needs scan_topic (Range sensors are placed by range_mounts)")
+        seen: dict[str, str] = {}
+        for sensor in self.sensors():
+            for label, key in ((sensor.topic, sensor.topic_key), (sensor.name, sensor.mount_key)):
+                if label in seen and seen[label] != key:
+                    raise ValueError(f"{key}: {label!r} is already used by {seen[label]}")
+            seen.setdefault(sensor.topic, sensor.topic_key)
+            seen.setdefault(sensor.name, sensor.mount_key)
         return self
+
+    def sensors(self) -> list[ClearanceSensor]:
+        """Every clearance sensor: ``scan`` (scan_topic), the four range_topics by direction,
+        then each of ``sources`` (named by ``name`` or its topic)."""
+        out: list[ClearanceSensor] = []
+        prefix = "observations.clearance"
+        if self.scan_topic is not None:
+            out.append(
+                ClearanceSensor(
+                    name="scan",
+                    kind="scan",
+                    topic=self.scan_topic,
+                    topic_key=f"{prefix}.scan_topic",
+                    mount_key=f"{prefix}.scan_mount",
+                    mount=self.scan_mount,
+                    default_yaw_rad=0.0,
+                    angle_offset_rad=self.scan_angle_offset_rad,
+                )
+            )
+        for direction, yaw in _DIRECTION_YAW_RAD.items():
+            if self.range_topics is None or direction not in self.range_topics:
+                continue
+            out.append(
+                ClearanceSensor(
+                    name=direction,
+                    kind="range",
+                    topic=self.range_topics[direction],
+                    topic_key=f"{prefix}.range_topics.{direction}",
+                    mount_key=f"{prefix}.range_mounts.{direction}",
+                    mount=self.range_mounts.get(direction, SensorMountConfig()),
+                    default_yaw_rad=yaw,
+                    group="ranges",
+                )
+            )
+        for index, source in enumerate(self.sources):
+            topic = source.scan_topic if source.scan_topic is not None else source.range_topic
+            assert topic is not None  # checked by ClearanceSourceConfig
+            kind: Literal["scan", "range"] = "scan" if source.scan_topic is not None else "range"
+            out.append(
+                ClearanceSensor(
+                    name=source.name or topic,
+                    kind=kind,
+                    topic=topic,
+                    topic_key=f"{prefix}.sources[{index}].{kind}_topic",
+                    mount_key=f"{prefix}.sources[{index}].mount",
+                    mount=source.mount,
+                    default_yaw_rad=0.0,
+                    angle_offset_rad=source.angle_offset_rad,
+                )
+            )
+        return out
 
 
 class ObservationConfig(_Model):
@@ -703,6 +822,26 @@ _PRESET_MERGED_KEYS = frozenset(
 """Preset keys whose mapping an override extends (one level deep) instead of replacing."""
 
 
+_logger = logging.getLogger(__name__)
+
+_PRESET_DEFAULTS_TO_SET: dict[str, str] = {
+    "trajectory.joint_names": "a Universal Robots (UR) arm's six joint names",
+}
+"""Preset goal fields whose shipped value fits one robot only: a config that keeps them is warned."""
+
+
+def _warn_kept_preset_defaults(preset: dict[str, Any], entry: dict[str, Any], index: int) -> None:
+    goal = entry.get("goal") if isinstance(entry.get("goal"), dict) else {}
+    for field, what in _PRESET_DEFAULTS_TO_SET.items():
+        shipped = (preset.get("goal") or {}).get(field)
+        if shipped is not None and field not in goal:
+            _logger.warning(
+                "tools.%d (preset %s): goal %s is not set, so the preset's default is used: %s (%s); "
+                "set goal.%s to your arm's joints",
+                index, entry.get("preset"), field, what, ", ".join(map(str, shipped)), field,
+            )  # fmt: skip
+
+
 def _preset_file(name: str, base_dir: Path) -> Path | None:
     if name.endswith((".yaml", ".yml")):
         path = Path(os.path.expandvars(name)).expanduser()
@@ -745,6 +884,7 @@ def _expand_presets(tools: Any, base_dir: Path, origin: str) -> Any:
                 merged[key] = {**merged[key], **value}
             else:
                 merged[key] = value
+        _warn_kept_preset_defaults(preset, entry, index)
         out.append(merged)
     return out
 
@@ -782,7 +922,9 @@ def load_config(path: str | Path) -> HarnessConfig:
     return config.model_copy(update={"source": path.resolve()})
 
 
-YAML_STRING_KEYS = frozenset({"tools", "observations.views", "record.throttle_hz", "plugins"})
+YAML_STRING_KEYS = frozenset(
+    {"tools", "observations.views", "observations.clearance.sources", "record.throttle_hz", "plugins"}
+)
 """Keys whose value is a list or a free-form mapping: one ROS parameter holding YAML text."""
 
 

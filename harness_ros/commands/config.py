@@ -197,8 +197,9 @@ _REFERENCE_INTRO = """\
 
 Every key of the harness configuration, with its type, default and meaning. The same
 keys are read from a YAML file (`--config`, `config_file:=`) and, as dotted names, from
-ROS parameters: `memory.min_confidence`, `observations.depth.topic`. Two keys are single
-parameters holding YAML text: `tools` (the list) and `observations.views` (the mapping).
+ROS parameters: `memory.min_confidence`, `observations.depth.topic`. Three keys are single
+parameters holding YAML text: `tools` and `observations.clearance.sources` (lists) and
+`observations.views` (the mapping).
 `harness-ros config params --config FILE` writes a params file for a config.
 
 Unknown keys are errors that name the key. Relative paths resolve against the config
@@ -207,7 +208,9 @@ file's folder (for ROS parameters without a config file: the working folder); `~
 item of a list. `HARNESS_MODEL` overrides `model.model`.
 
 Rules checked when the config loads, besides the types: `observations.clearance` sets
-exactly one of `scan_topic` and `range_topics` (all four directions); a tool sets exactly
+at most one of `scan_topic` and `range_topics` (all four directions), and at least one
+of them or `sources` (each with exactly one of `scan_topic` and `range_topic`, a Range
+source with `mount.yaw_rad`; no topic used twice); a tool sets exactly
 one of `action` and `service`, its `type` is `pkg/action/Name` or `pkg/srv/Name` to
 match, an `evaluated` tool has a `post_condition`, and tool names are unique.
 """

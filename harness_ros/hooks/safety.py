@@ -68,8 +68,12 @@ class BaseMotionSafetyFilter:
         if clearance is None:
             return _block("base motion blocked: no base clearance reading is available")
         if not clearance.usable:
+            if clearance.age_s is None and clearance.note:
+                # nothing ever arrived: say which topic, not "stale (unknown age)"
+                return _block(f"base motion blocked: no base clearance reading: {clearance.note}")
             age = "unknown age" if clearance.age_s is None else f"{clearance.age_s:.2f} s old"
-            return _block(f"base motion blocked: base clearance reading is stale ({age})")
+            why = f"; {clearance.note}" if clearance.note else ""
+            return _block(f"base motion blocked: base clearance reading is stale ({age}{why})")
         if spec.distance_argument is not None and spec.distance_argument in arguments:
             return self._translation(spec, arguments, clearance)
         return self._navigation(clearance)
@@ -112,7 +116,9 @@ class BaseMotionSafetyFilter:
             return self._pass_or_rewrite(arguments, checked, "")
         free = clearance.get(heading)
         if free is None or math.isnan(free):
-            return _block(f"base motion blocked: clearance {heading} is unknown")
+            # a source that gave nothing usable is the likely reason the direction is unknown
+            why = f" ({clearance.note})" if clearance.note else ""
+            return _block(f"base motion blocked: clearance {heading} is unknown{why}")
         admissible = free - self._margin_m
         if admissible <= 0:
             return _block(

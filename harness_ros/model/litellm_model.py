@@ -341,9 +341,16 @@ class LiteLLMModel:
 
     def _error(self, err: BaseException, attempts: int) -> LLMError:
         detail = " ".join(str(err).split())[:400] or type(err).__name__
+        # the URL tried: a connection error is most often a wrong or unreachable api_base
+        if self.api_base:
+            where = f", api_base {self.api_base!r}"
+        elif "Connection" in type(err).__name__:
+            where = ", api_base not set: the provider's default URL"
+        else:
+            where = ""
         msg = (
             f"Model call failed (provider {self.provider!r}, model {self.name!r}, "
-            f"{attempts} attempt{'s' if attempts != 1 else ''}): {type(err).__name__}: {detail}"
+            f"{attempts} attempt{'s' if attempts != 1 else ''}{where}): {type(err).__name__}: {detail}"
         )
         return LLMError(msg)
 

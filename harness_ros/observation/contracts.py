@@ -54,6 +54,9 @@ class Clearance:
     stamp: float | None
     age_s: float | None
     stale: bool
+    note: str | None = None
+    """Sources that gave nothing usable, for messages: ``nothing received on '/scan' (since
+    start-up 3.0 s ago)``, ``'/sonar' is stale (1.20 s old)``; None when all were fresh."""
 
     def get(self, direction: str) -> float | None:
         return getattr(self, direction) if direction in DIRECTIONS else None

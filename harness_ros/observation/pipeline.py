@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Protocol
@@ -41,6 +41,7 @@ __all__ = [
     "DIRECTION_ANGLES_RAD",
     "FrameDecodeError",
     "RangeLike",
+    "clearance_from_range",
     "clearance_from_ranges",
     "clearance_from_scan",
     "compressed_dimensions",
@@ -49,6 +50,7 @@ __all__ = [
     "depth_to_millimetres",
     "encode_jpeg",
     "fit_to_budget",
+    "merge_clearance",
     "render_depth_preview",
     "summarize_depth",
     "summarize_depth_mm",
@@ -634,3 +636,37 @@ def clearance_from_ranges(
         min_valid_fraction=min_valid_fraction,
         min_valid_readings=1,
     )
+
+
+def clearance_from_range(
+    reading: RangeLike,
+    *,
+    mount: SensorMount,
+    footprint_radius_m: float | None = None,
+    footprint: Footprint | None = None,
+    min_valid_fraction: float = DEFAULT_MIN_VALID_FRACTION,
+) -> dict[str, float | None]:
+    """Free distance beyond the footprint edge from one Range sensor at ``mount``: the
+    directions whose corridor its axis lies in are known, every other one is None."""
+    # the direction key only picks a default mount, and ``mount`` is always given here
+    return clearance_from_ranges(
+        {"forward": reading},
+        footprint_radius_m=footprint_radius_m,
+        footprint=footprint,
+        mounts={"forward": mount},
+        min_valid_fraction=min_valid_fraction,
+    )
+
+
+def merge_clearance(readings: Sequence[Mapping[str, float | None]]) -> dict[str, float | None]:
+    """Several sensors' clearance as one: per direction the nearest obstacle among the
+    readings that cover it (the most cautious), None when no reading covers it."""
+    merged: dict[str, float | None] = {}
+    for direction in DIRECTIONS:
+        known = [
+            float(value)
+            for reading in readings
+            if (value := reading.get(direction)) is not None and not math.isnan(value)
+        ]
+        merged[direction] = min(known) if known else None
+    return merged

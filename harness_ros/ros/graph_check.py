@@ -8,13 +8,21 @@ Existence is judged on the far end only: a topic needs a publisher (the node's o
 subscriptions do not count), an action or service needs a server (clients do not count).
 A topic configured ``qos: reliable`` also needs its publishers to be reliable: DDS never
 matches a reliable subscription with a best-effort publisher, so nothing would arrive.
+
+A missing name comes with the graph's near misses (``/scan`` for ``/scan_raw``). When
+nothing configured is visible at all, the likeliest cause is that this process does not
+discover the others (domain, discovery range or Fast DDS transports differ between the
+processes), and the report says so with this process's values of those variables.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rclpy._rclpy_pybind11 import NodeNameNonExistentError
@@ -26,12 +34,84 @@ from harness_ros.config import HarnessConfig
 if TYPE_CHECKING:
     from rclpy.node import Node
 
-__all__ = ["GraphReport", "QosMismatch", "TypeMismatch", "check_graph"]
+__all__ = [
+    "DISCOVERY_VARIABLES",
+    "GraphReport",
+    "QosMismatch",
+    "TypeMismatch",
+    "check_graph",
+    "discovery_environment",
+    "discovery_mismatch_hint",
+    "names_not_discovery_hint",
+    "near_misses",
+    "other_nodes",
+    "silent_topic_hint",
+    "silent_topics",
+]
 
 _POLL_S = 0.1
 _IMAGE = "sensor_msgs/msg/Image"
 _COMPRESSED = "sensor_msgs/msg/CompressedImage"
 _CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
+
+DISCOVERY_VARIABLES = (
+    "ROS_DOMAIN_ID",
+    "ROS_AUTOMATIC_DISCOVERY_RANGE",
+    "ROS_LOCALHOST_ONLY",
+    "ROS_STATIC_PEERS",
+    "FASTDDS_BUILTIN_TRANSPORTS",
+    "RMW_IMPLEMENTATION",
+)
+"""Variables that decide whether two processes discover and reach each other; every
+process of the robot must agree on them (a one-sided LARGE_DATA or LOCALHOST discovery
+range makes Fast DDS processes on the same machine invisible to each other)."""
+
+
+def discovery_environment() -> str:
+    """This process's values of ``DISCOVERY_VARIABLES``, e.g. ``ROS_DOMAIN_ID=7, ...``."""
+    return ", ".join(
+        f"{name}={os.environ[name]}" if name in os.environ else f"{name} unset"
+        for name in DISCOVERY_VARIABLES
+    )
+
+
+def discovery_mismatch_hint() -> str:
+    """The likely cause when this process sees none of the robot's endpoints."""
+    return (
+        "likely this process does not discover the robot's processes: they must all have the "
+        "same ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE (or ROS_LOCALHOST_ONLY) and "
+        "FASTDDS_BUILTIN_TRANSPORTS (LARGE_DATA on one side only matches nothing); this "
+        f"process has {discovery_environment()} (docs/troubleshooting.md#the-node-sees-no-topics-"
+        "or-harness-ros-task-finds-no-node)"
+    )
+
+
+def names_not_discovery_hint(others: tuple[str, ...]) -> str:
+    """No configured endpoint is there although other nodes are: the names are wrong."""
+    shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+    return (
+        f"no configured endpoint is present, but {len(others)} other node(s) are visible "
+        f"({shown}): check the names (namespace, remapping) against the robot's"
+    )
+
+
+def other_nodes(node: Node) -> tuple[str, ...]:
+    """Fully qualified names of the graph's nodes outside this process (its own node and
+    the ``<name>_sensors`` companion left out)."""
+    own = node.get_fully_qualified_name()
+    mine = {own, f"{own}_sensors"}
+    names = {f"{namespace.rstrip('/')}/{name}" for name, namespace in node.get_node_names_and_namespaces()}
+    return tuple(sorted(names - mine))
+
+
+def near_misses(name: str, candidates: list[str] | set[str]) -> tuple[str, ...]:
+    """Names in ``candidates`` close to ``name`` (a typo, a ``_raw`` suffix, another namespace)."""
+    others = sorted(set(candidates) - {name})
+    close = difflib.get_close_matches(name, others, n=3, cutoff=0.6)
+    # a different namespace or suffix of the same last segment is a near miss too
+    leaf = name.rsplit("/", 1)[-1]
+    close += [other for other in others if leaf and leaf in other.rsplit("/", 1)[-1] and other not in close]
+    return tuple(close[:3])
 
 
 @dataclass(frozen=True)
@@ -63,6 +143,10 @@ class GraphReport:
     wrong_type_services: tuple[TypeMismatch, ...] = ()
     incompatible_qos: tuple[QosMismatch, ...] = ()
     checked: int = 0
+    similar: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Missing name -> names in the graph that look like it."""
+    other_nodes: tuple[str, ...] | None = None
+    """Nodes of other processes in the graph (None: not looked at, all was present)."""
 
     @property
     def ok(self) -> bool:
@@ -79,16 +163,35 @@ class GraphReport:
     def describe(self) -> str:
         if self.ok:
             return f"all {self.checked} configured topics, actions and services are present"
-        lines = [f"{len(self.problems())} of {self.checked} configured endpoints are not usable:"]
-        lines += [f"  {problem}" for problem in self.problems()]
+        problems = self.problems()
+        lines = [f"{len(problems)} of {self.checked} configured endpoints are not usable:"]
+        lines += [f"  {problem}" for problem in problems]
+        if self.nothing_visible:
+            lines.append(f"  nothing is visible, not even another node: {discovery_mismatch_hint()}")
+        elif self.all_missing and self.other_nodes:
+            lines.append(f"  {names_not_discovery_hint(self.other_nodes)}")
         return "\n".join(lines)
 
+    @property
+    def all_missing(self) -> bool:
+        missing = len(self.missing_topics) + len(self.missing_actions) + len(self.missing_services)
+        return self.checked > 0 and missing == self.checked
+
+    @property
+    def nothing_visible(self) -> bool:
+        """Every configured endpoint is missing and no other process's node is in the graph."""
+        return self.all_missing and self.other_nodes == ()
+
+    def _similar(self, name: str) -> str:
+        close = self.similar.get(name, ())
+        return f" (similar in the graph: {', '.join(repr(n) for n in close)})" if close else ""
+
     def problems(self) -> list[str]:
-        out = [f"no publisher on topic {name!r}" for name in self.missing_topics]
+        out = [f"no publisher on topic {name!r}{self._similar(name)}" for name in self.missing_topics]
         out += [_mismatch("topic", m) for m in self.wrong_type_topics]
-        out += [f"no action server {name!r}" for name in self.missing_actions]
+        out += [f"no action server {name!r}{self._similar(name)}" for name in self.missing_actions]
         out += [_mismatch("action", m) for m in self.wrong_type_actions]
-        out += [f"no service server {name!r}" for name in self.missing_services]
+        out += [f"no service server {name!r}{self._similar(name)}" for name in self.missing_services]
         out += [_mismatch("service", m) for m in self.wrong_type_services]
         out += [
             f"topic {m.name!r} is published best effort by {', '.join(m.publishers)}: {m.key} is "
@@ -113,10 +216,9 @@ def expected_topics(config: HarnessConfig) -> dict[str, str]:
             topics[obs.depth.camera_info] = _CAMERA_INFO
             topics[obs.views[obs.depth.view].camera_info or ""] = _CAMERA_INFO
     if obs.clearance is not None:
-        if obs.clearance.scan_topic is not None:
-            topics[obs.clearance.scan_topic] = "sensor_msgs/msg/LaserScan"
-        for topic in (obs.clearance.range_topics or {}).values():
-            topics[topic] = "sensor_msgs/msg/Range"
+        for sensor in obs.clearance.sensors():
+            kind = "LaserScan" if sensor.kind == "scan" else "Range"
+            topics[sensor.topic] = f"sensor_msgs/msg/{kind}"
     return topics
 
 
@@ -132,9 +234,8 @@ def reliable_topics(config: HarnessConfig) -> dict[str, str]:
         topics[obs.depth.topic] = "observations.depth.qos"
     clearance = obs.clearance
     if clearance is not None and clearance.qos == "reliable":
-        for topic in [clearance.scan_topic, *(clearance.range_topics or {}).values()]:
-            if topic is not None:
-                topics[topic] = "observations.clearance.qos"
+        for sensor in clearance.sensors():
+            topics[sensor.topic] = "observations.clearance.qos"
     return topics
 
 
@@ -142,20 +243,63 @@ def check_graph(node: Node, config: HarnessConfig, *, timeout_s: float) -> Graph
     """Wait up to ``timeout_s`` for every configured endpoint; report what is still missing."""
     topics = {node.resolve_topic_name(name): kind for name, kind in expected_topics(config).items()}
     reliable = {node.resolve_topic_name(name): key for name, key in reliable_topics(config).items()}
-    actions: list[tuple[str, str]] = []
-    services: list[tuple[str, str]] = []
+    # several tools may bind one server (drive_forward and back_up presets): check it once
+    actions: dict[tuple[str, str], None] = {}
+    services: dict[tuple[str, str], None] = {}
     for binding in config.tools:
         if binding.action is not None:
-            actions.append((node.resolve_topic_name(binding.action, only_expand=True), binding.type))
+            actions[(node.resolve_topic_name(binding.action, only_expand=True), binding.type)] = None
         elif binding.service is not None:
-            services.append((node.resolve_service_name(binding.service, only_expand=True), binding.type))
+            services[(node.resolve_service_name(binding.service, only_expand=True), binding.type)] = None
     deadline = time.monotonic() + max(0.0, timeout_s)
     pause = threading.Event()  # never set: a bounded pause between graph polls
     while True:
-        report = _snapshot(node, topics, actions, services, reliable)
-        if report.ok or time.monotonic() >= deadline:
+        report = _snapshot(node, topics, list(actions), list(services), reliable)
+        if report.ok:
             return report
+        if time.monotonic() >= deadline:
+            return _with_near_misses(node, report)
         pause.wait(min(_POLL_S, max(0.0, deadline - time.monotonic())))
+
+
+def silent_topic_hint(topic: str, publishers: int, window_s: float) -> str:
+    """Why ``publishers`` visible publishers of ``topic`` delivered nothing in ``window_s``."""
+    return (
+        f"{publishers} publisher(s) visible on {topic!r} but nothing received in {window_s:.1f} s: "
+        "the publisher may not be publishing (a driver waiting for a trigger or a subscriber), "
+        "the QoS may be incompatible, or its data cannot reach this process although discovery "
+        "does (Fast DDS transports differ between the processes, or large best-effort frames "
+        "dropped: set FASTDDS_BUILTIN_TRANSPORTS the same in every process); this process has "
+        f"{discovery_environment()}"
+    )
+
+
+def silent_topics(node: Node, config: HarnessConfig, received: dict[str, int], window_s: float) -> list[str]:
+    """For each configured topic with a publisher in the graph but no message in
+    ``received`` (resolved topic -> count), the ``silent_topic_hint``."""
+    out = []
+    for name in expected_topics(config):
+        topic = node.resolve_topic_name(name)
+        publishers = node.count_publishers(topic)
+        if publishers and received.get(topic) == 0:
+            out.append(silent_topic_hint(topic, publishers, window_s))
+    return out
+
+
+def _with_near_misses(node: Node, report: GraphReport) -> GraphReport:
+    """``report`` with the graph's names that look like each missing one."""
+    published = [name for name, _ in node.get_topic_names_and_types() if node.count_publishers(name) > 0]
+    action_servers, service_servers = _servers(node)
+    similar: dict[str, tuple[str, ...]] = {}
+    for names, candidates in (
+        (report.missing_topics, published),
+        (report.missing_actions, list(action_servers)),
+        (report.missing_services, list(service_servers)),
+    ):
+        for name in names:
+            if close := near_misses(name, candidates):
+                similar[name] = close
+    return dataclasses.replace(report, similar=similar, other_nodes=other_nodes(node))
 
 
 def _servers(node: Node) -> tuple[dict[str, set[str]], dict[str, set[str]]]:

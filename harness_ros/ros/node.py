@@ -119,6 +119,7 @@ class HarnessNode(LifecycleNode):
         self._harness: Any = None
         self._observations: Any = None
         self._sensor_node: Any = None
+        self._silent_check: Any = None
         self._tools: list[Any] = []
         self._recorder: Any = None
         self._worker: threading.Thread | None = None
@@ -278,6 +279,7 @@ class HarnessNode(LifecycleNode):
             if config.strict_graph:
                 raise HarnessError(f"ROS graph check failed (strict_graph): {message}")
             self.get_logger().warning(f"ROS graph check: {message}")
+        self._check_for_silent_sensors(config)
         model = build_model(config, allow_unset=True)
         approval = None
         if any(tool.requires_approval for tool in config.tools):
@@ -311,8 +313,27 @@ class HarnessNode(LifecycleNode):
         views_text = ", ".join(views) or "none"
         self.get_logger().info(
             f"configured: model {config.effective_model() or 'none'!r}, views [{views_text}], "
-            f"{len(self._tools)} robot tools, plugins [{', '.join(plugins.loaded) or 'none'}]"
+            f"{len(self._tools)} robot tools, plugins [{', '.join(plugins.loaded) or 'none'}], "
+            f"run folders in {config.harness.runs_dir}, memory in {config.memory.dir}"
         )
+
+    def _check_for_silent_sensors(self, config: HarnessConfig) -> None:
+        """Once, a few seconds after configure: a sensor topic whose publishers the graph
+        shows but that delivered nothing (a transport mismatch, a driver not publishing)
+        is logged with the likely causes; the graph check alone cannot see it."""
+        from harness_ros.ros.graph_check import silent_topics
+
+        wait_s = max(config.graph_check_timeout_s, 3.0)
+
+        def check() -> None:
+            if self._silent_check is not None:
+                self._silent_check.cancel()
+            if self._observations is None:
+                return
+            for hint in silent_topics(self, config, self._observations.stats(), wait_s):
+                self.get_logger().warning(f"sensor check: {hint}")
+
+        self._silent_check = self.create_timer(wait_s, check, callback_group=self._api_group)
 
     def _warn_missing_sources(self, config: HarnessConfig) -> None:
         """A params file that misses a key must not silently leave the model blind or the base stuck."""
@@ -326,7 +347,9 @@ class HarnessNode(LifecycleNode):
                 "no depth topic configured (observations.depth.topic): no depth in metres"
             )
         if observations.clearance is None:
-            message = "no clearance source configured (observations.clearance.scan_topic or range_topics)"
+            message = (
+                "no clearance source configured (observations.clearance.scan_topic, range_topics or sources)"
+            )
             if any(tool.base_motion for tool in config.tools):
                 message += ": every base-motion tool will be blocked"
             self.get_logger().warning(message)
@@ -417,6 +440,9 @@ class HarnessNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _release(self) -> None:
+        if self._silent_check is not None:
+            self.destroy_timer(self._silent_check)
+            self._silent_check = None
         if self._recorder is not None:
             self._recorder.close()
             self._recorder = None

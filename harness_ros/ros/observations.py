@@ -6,10 +6,12 @@ harness asks, in its own thread. Freshness comes from header stamps against the
 node's clock, so ``use_sim_time`` and bag replay work; an old frame is labelled
 stale with its age, never passed off as current.
 
-Clearance sensors sit where ``observations.clearance.scan_mount`` / ``range_mounts``
-put them. When ``tf2_msgs`` is importable (a ROS install; the pip wheels lack it),
-``/tf_static`` from the base frame to each reading's ``frame_id`` is used instead, and a
-mismatch with the config is logged once, as soon as both are known.
+Clearance sensors sit where ``observations.clearance.scan_mount`` / ``range_mounts`` /
+``sources[i].mount`` put them; several sources are merged per direction (the nearest
+obstacle wins, a stale source counts for nothing). When ``tf2_msgs`` is importable (a
+ROS install; the pip wheels lack it), ``/tf_static`` from the base frame to each
+reading's ``frame_id`` is used instead, and a mismatch with the config is logged once,
+as soon as both are known.
 
 With ``observations.raw_subscriptions`` the camera and depth subscriptions take the
 serialized CDR bytes (rclpy ``raw=True``): a frame that is replaced before the next
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,10 +34,15 @@ from rclpy.node import Node
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image, LaserScan, Range
 
-from harness_ros.config import ClearanceConfig, ObservationConfig, SensorMountConfig, ViewTopic
+from harness_ros.config import (
+    ClearanceConfig,
+    ClearanceSensor,
+    ObservationConfig,
+    SensorMountConfig,
+    ViewTopic,
+)
 from harness_ros.errors import ConfigError
 from harness_ros.observation.contracts import (
-    DIRECTIONS,
     Clearance,
     DepthSummary,
     Observation,
@@ -42,9 +50,9 @@ from harness_ros.observation.contracts import (
 )
 from harness_ros.observation.geometry import Footprint, SensorMount, resolve_mount
 from harness_ros.observation.pipeline import (
-    DIRECTION_ANGLES_RAD,
     FrameDecodeError,
     Intrinsics,
+    clearance_from_range,
     clearance_from_ranges,
     clearance_from_scan,
     decode_image,
@@ -52,6 +60,7 @@ from harness_ros.observation.pipeline import (
     depth_to_millimetres,
     encode_jpeg,
     fit_to_budget,
+    merge_clearance,
     registered_grid,
     render_depth_preview,
     summarize_depth_mm,
@@ -147,17 +156,17 @@ def _mount(config: SensorMountConfig, default_yaw_rad: float) -> SensorMount:
     return SensorMount(config.x_m, config.y_m, yaw, upside_down=config.upside_down)
 
 
+def _sensor_mount(sensor: ClearanceSensor) -> SensorMount:
+    mount = _mount(sensor.mount, sensor.default_yaw_rad)
+    # a scan's angle offset is the robot's forward in the scan frame: a further yaw of minus that
+    yaw = mount.yaw_rad - sensor.angle_offset_rad
+    return SensorMount(mount.x_m, mount.y_m, yaw, upside_down=mount.upside_down)
+
+
 def configured_mounts(clearance: ClearanceConfig) -> dict[str, SensorMount]:
-    """Each clearance sensor's mount from the config: ``scan`` or the four directions."""
-    if clearance.scan_topic is not None:
-        mount = _mount(clearance.scan_mount, 0.0)
-        # scan_angle_offset_rad is the robot's forward in the scan frame: a further yaw of minus that
-        yaw = mount.yaw_rad - clearance.scan_angle_offset_rad
-        return {"scan": SensorMount(mount.x_m, mount.y_m, yaw, upside_down=mount.upside_down)}
-    return {
-        direction: _mount(clearance.range_mounts.get(direction, SensorMountConfig()), angle)
-        for direction, angle in DIRECTION_ANGLES_RAD.items()
-    }
+    """Each clearance sensor's mount from the config, by sensor name (``scan``, the four
+    range directions, each source's name)."""
+    return {sensor.name: _sensor_mount(sensor) for sensor in clearance.sensors()}
 
 
 class RosObservationSource:
@@ -188,6 +197,9 @@ class RosObservationSource:
         )
         clearance = config.clearance
         self._mounts = {} if clearance is None else configured_mounts(clearance)
+        self._clearance_sensors = [] if clearance is None else clearance.sensors()
+        self._started = time.monotonic()
+        """When the subscriptions were made: "nothing received ... since start-up N s ago"."""
         self._tf_static: dict[str, Any] | None = None  # child frame -> TransformStamped
         self._tf_version = 0
         self._mount_cache: dict[tuple[str, str], SensorMount] = {}
@@ -201,8 +213,7 @@ class RosObservationSource:
         self._view_slots: dict[str, _Slot] = {}
         self._depth_slot: _Slot | None = None
         self._info_slots: dict[str, _Slot] = {}  # "depth" and "view": camera_info for depth.view
-        self._scan_slot: _Slot | None = None
-        self._range_slots: dict[str, _Slot] = {}
+        self._clearance_slots: dict[str, _Slot] = {}  # sensor name -> its newest reading
         try:
             self._create_subscriptions(keys)
         except BaseException:
@@ -229,14 +240,11 @@ class RosObservationSource:
                 key = f"observations.views.{depth.view}.camera_info"
                 self._info_slots["view"] = self._subscribe(CameraInfo, view.camera_info, view.qos, key)
         clearance = self._config.clearance
-        if clearance is not None and clearance.scan_topic is not None:
-            key = "observations.clearance.scan_topic"
-            self._scan_slot = self._subscribe(LaserScan, clearance.scan_topic, clearance.qos, key)
-        elif clearance is not None and clearance.range_topics is not None:
-            for direction in DIRECTIONS:
-                key = f"observations.clearance.range_topics.{direction}"
-                topic = clearance.range_topics[direction]
-                self._range_slots[direction] = self._subscribe(Range, topic, clearance.qos, key)
+        for sensor in self._clearance_sensors:
+            assert clearance is not None
+            msg_type = LaserScan if sensor.kind == "scan" else Range
+            slot = self._subscribe(msg_type, sensor.topic, clearance.qos, sensor.topic_key)
+            self._clearance_slots[sensor.name] = slot
         if clearance is not None:
             self._subscribe_tf_static()
 
@@ -312,15 +320,14 @@ class RosObservationSource:
                 slot.count += 1
                 first = slot.count == 1
                 self._cond.notify_all()
-            clearance_slots = (self._scan_slot, *self._range_slots.values())
-            if first and any(slot is other for other in clearance_slots):
+            if first and any(slot is other for other in self._clearance_slots.values()):
                 self.check_mounts()  # report a mount mismatch at start-up, not at the first move
 
         return store
 
     def _all_slots(self) -> list[_Slot]:
-        slots = [*self._view_slots.values(), *self._range_slots.values(), *self._info_slots.values()]
-        slots += [slot for slot in (self._depth_slot, self._scan_slot) if slot is not None]
+        slots = [*self._view_slots.values(), *self._clearance_slots.values(), *self._info_slots.values()]
+        slots += [slot for slot in (self._depth_slot,) if slot is not None]
         return slots
 
     def destroy(self) -> None:
@@ -382,8 +389,7 @@ class RosObservationSource:
         """Compare the configured mounts with the readings' frames (and /tf_static when
         available); each mismatch is logged once. Returns every mismatch found so far."""
         with self._cond:
-            sensors = [("scan", self._scan_slot.msg)] if self._scan_slot is not None else []
-            sensors += [(direction, slot.msg) for direction, slot in self._range_slots.items()]
+            sensors = [(name, slot.msg) for name, slot in self._clearance_slots.items()]
         for sensor, msg in sensors:
             if msg is not None:
                 self._mount_of(sensor, str(msg.header.frame_id))
@@ -407,11 +413,11 @@ class RosObservationSource:
         )
         if check.mismatch:
             assert check.found is not None
-            key = "scan_mount" if sensor == "scan" else f"range_mounts.{sensor}"
+            key = next(s.mount_key for s in self._clearance_sensors if s.name == sensor)
             used = "using /tf_static" if check.mount is check.found else "using the config"
             text = (
                 f"clearance: the {sensor} sensor is at {check.found.describe()} according to "
-                f"{check.source}, but observations.clearance.{key} places it at "
+                f"{check.source}, but {key} places it at "
                 f"{check.configured.describe()}; {used}"
             )
             with self._cond:
@@ -506,32 +512,44 @@ class RosObservationSource:
         if clearance is None:
             return None
         with self._cond:
-            scan = None if self._scan_slot is None else self._scan_slot.msg
-            ranges = {direction: slot.msg for direction, slot in self._range_slots.items()}
-        if self._scan_slot is not None:
-            if scan is None:
-                notes.append(f"clearance: no scan received on {self._scan_slot.topic!r}")
-                return Clearance(None, None, None, None, stamp=None, age_s=None, stale=True)
-            values = clearance_from_scan(
-                scan.ranges,
-                scan.angle_min,
-                scan.angle_increment,
-                scan.range_min,
-                scan.range_max,
-                footprint=self._footprint,
-                mount=self._mount_of("scan", str(scan.header.frame_id)),
-                min_valid_fraction=clearance.min_valid_fraction,
-                min_valid_beams=clearance.min_valid_beams,
-            )
-            stamp = stamp_to_seconds(scan.header.stamp)
-        else:
-            present = {direction: msg for direction, msg in ranges.items() if msg is not None}
-            for direction in DIRECTIONS:
-                if direction not in present:
-                    topic = self._range_slots[direction].topic
-                    notes.append(f"clearance: no {direction} range received on {topic!r}")
-            if not present:
-                return Clearance(None, None, None, None, stamp=None, age_s=None, stale=True)
+            msgs = {name: slot.msg for name, slot in self._clearance_slots.items()}
+        since = time.monotonic() - self._started
+        problems: list[str] = []  # sources that give nothing usable, for notes and the safety filter
+        readings: list[tuple[str, dict[str, float | None], float]] = []  # (source, values, stamp)
+        for sensor in self._clearance_sensors:
+            if msgs[sensor.name] is None:
+                topic = self._clearance_slots[sensor.name].topic
+                problems.append(f"nothing received on {topic!r} (since start-up {since:.1f} s ago)")
+        for sensor in self._clearance_sensors:
+            msg = msgs[sensor.name]
+            if msg is None or sensor.group is not None:
+                continue
+            mount = self._mount_of(sensor.name, str(msg.header.frame_id))
+            if sensor.kind == "scan":
+                values = clearance_from_scan(
+                    msg.ranges,
+                    msg.angle_min,
+                    msg.angle_increment,
+                    msg.range_min,
+                    msg.range_max,
+                    footprint=self._footprint,
+                    mount=mount,
+                    min_valid_fraction=clearance.min_valid_fraction,
+                    min_valid_beams=clearance.min_valid_beams,
+                )
+            else:
+                values = clearance_from_range(
+                    msg,
+                    footprint=self._footprint,
+                    mount=mount,
+                    min_valid_fraction=clearance.min_valid_fraction,
+                )
+            readings.append((sensor.name, values, stamp_to_seconds(msg.header.stamp)))
+        grouped = [s for s in self._clearance_sensors if s.group is not None and msgs[s.name] is not None]
+        if grouped:
+            # the four range_topics are one source, as before several sources existed: the
+            # oldest reading decides, one stale sensor makes the group stale
+            present = {s.name: msgs[s.name] for s in grouped}
             mounts = {d: self._mount_of(d, str(msg.header.frame_id)) for d, msg in present.items()}
             values = clearance_from_ranges(
                 present,
@@ -539,7 +557,29 @@ class RosObservationSource:
                 mounts=mounts,
                 min_valid_fraction=clearance.min_valid_fraction,
             )
-            # the oldest reading decides: one stale sensor makes the whole reading stale
             stamp = min(stamp_to_seconds(msg.header.stamp) for msg in present.values())
-        fresh = _freshness("clearance", stamp, now, clearance.max_age_s, notes)
-        return Clearance(**values, stamp=fresh.stamp, age_s=fresh.age_s, stale=fresh.stale)
+            readings.append(("range_topics", values, stamp))
+        notes.extend(f"clearance: {problem}" for problem in problems)
+        if not readings:
+            return Clearance(
+                None, None, None, None, stamp=None, age_s=None, stale=True, note="; ".join(problems)
+            )
+        single = len(readings) == 1 and len(problems) == 0
+        checked = []
+        for name, values, stamp in readings:
+            label = "clearance" if single else f"clearance {name}"
+            fresh = _freshness(label, stamp, now, clearance.max_age_s, notes)
+            if fresh.stale and not single:
+                problems.append(f"{name} is stale ({fresh.age_s:.2f} s old)")
+                notes.append(f"{label}: STALE ({fresh.age_s:.2f} s old): its directions count as unknown")
+            checked.append((values, fresh))
+        usable = [(values, fresh) for values, fresh in checked if not fresh.stale]
+        chosen = usable or checked  # all stale: shown, but the reading is stale
+        merged = merge_clearance([values for values, _ in chosen])
+        return Clearance(
+            **merged,
+            stamp=min(fresh.stamp for _, fresh in chosen),
+            age_s=max(fresh.age_s for _, fresh in chosen),
+            stale=not usable,
+            note="; ".join(problems) or None,
+        )

@@ -3,9 +3,10 @@
     python test/support/scan_publisher.py --mount-x 0.25 --wall-behind 0.60 [--frame-id laser]
 
 The scanner sits ``--mount-x`` metres ahead of the base centre, facing forward, and
-sweeps 360 degrees in ``--beams`` beams; the wall is the line ``x = -wall_behind`` in
-the base frame. Beams that miss it read +inf (REP 117). Stamps are the publisher's
-clock. Prints ``publishing`` once the publisher exists; runs until interrupted.
+sweeps ``--fov-deg`` degrees (default 360, centred on forward) in ``--beams`` beams;
+the wall is the line ``x = -wall_behind`` in the base frame. Beams that miss it read
++inf (REP 117). Stamps are the publisher's clock. Prints ``publishing`` once the
+publisher exists; runs until interrupted.
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ TOPIC = "/scan"
 RANGE_MIN, RANGE_MAX = 0.05, 10.0
 
 
-def wall_ranges(mount_x: float, wall_behind: float, beams: int) -> tuple[float, float, list[float]]:
+def wall_ranges(
+    mount_x: float, wall_behind: float, beams: int, fov_deg: float = 360.0
+) -> tuple[float, float, list[float]]:
     """(angle_min, angle_increment, ranges) of the wall ``x = -wall_behind`` from ``(mount_x, 0)``."""
-    angle_min, increment = -math.pi, 2 * math.pi / beams
+    fov = math.radians(fov_deg)
+    angle_min, increment = -fov / 2, fov / beams
     angles = angle_min + increment * np.arange(beams)
     cos = np.cos(angles)
     with np.errstate(divide="ignore"):
@@ -45,11 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--beams", type=int, default=720)
     parser.add_argument("--frame-id", default="laser")
     parser.add_argument("--rate", type=float, default=20.0)
+    parser.add_argument("--fov-deg", type=float, default=360.0, help="field of view, centred on forward")
     args = parser.parse_args(argv)
 
     from sensor_msgs.msg import LaserScan
 
-    angle_min, increment, ranges = wall_ranges(args.mount_x, args.wall_behind, args.beams)
+    angle_min, increment, ranges = wall_ranges(args.mount_x, args.wall_behind, args.beams, args.fov_deg)
     scan = LaserScan(
         angle_min=angle_min,
         angle_max=angle_min + increment * (args.beams - 1),

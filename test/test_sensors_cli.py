@@ -1,0 +1,199 @@
+"""``harness-ros sensors`` against real publisher processes: what each configured topic
+carries (type, publishers, QoS, measured rate), ``--once`` writing what the model would
+get, and the two bring-up symptoms it names: publishers visible but nothing received,
+and nothing visible at all (a Fast DDS transport setting on one side only).
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rclpy")
+
+from support import frame_publisher
+
+pytestmark = pytest.mark.ros
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SUPPORT = REPO_ROOT / "test" / "support"
+DISCOVERY_S = 20.0  # discovery plus the publisher's start-up on a loaded machine
+
+
+@pytest.fixture
+def publisher(ros_env: dict[str, str]) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start ``script args`` in its own process; wait for its ready line; stop it at teardown."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(script: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [sys.executable, str(SUPPORT / script), *args],
+            env=env or ros_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        started.append(process)
+        assert process.stdout is not None
+        line = process.stdout.readline()  # the ready line, printed once the publishers exist
+        assert "publishing" in line, line + (process.stdout.read() if process.poll() is not None else "")
+        return process
+
+    yield start
+    for process in started:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def write_config(folder: Path, observations: str) -> Path:
+    path = folder / "robot.yaml"
+    path.write_text(f"observations:\n{observations}", encoding="utf-8")
+    return path
+
+
+def sensors_cli(env: dict[str, str], config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness_ros.cli", "sensors", "--config", str(config), *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+SCENE = """\
+  views:
+    front: {topic: /cam/front/image, camera_info: /cam/front/camera_info}
+  depth: {topic: /cam/depth/image, camera_info: /cam/depth/camera_info, view: front}
+  clearance: {scan_topic: /scan}
+"""
+
+
+def test_sensors_lists_type_publishers_qos_rate_and_once_writes_the_model_input(
+    ros_env: dict[str, str], publisher: Callable[..., subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    publisher("frame_publisher.py", "--rate", "10")
+    out_dir = tmp_path / "seen"
+    config = write_config(tmp_path, SCENE)
+    result = sensors_cli(
+        ros_env, config, "--window", "2", "--timeout", str(DISCOVERY_S), "--once", "--out", str(out_dir)
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    expected = {
+        "view front": ("/cam/front/image", "sensor_msgs/msg/Image"),
+        "view front camera_info": ("/cam/front/camera_info", "sensor_msgs/msg/CameraInfo"),
+        "depth": ("/cam/depth/image", "sensor_msgs/msg/Image"),
+        "depth camera_info": ("/cam/depth/camera_info", "sensor_msgs/msg/CameraInfo"),
+        "clearance scan": ("/scan", "sensor_msgs/msg/LaserScan"),
+    }
+    for role, (topic, msg_type) in expected.items():
+        line = next(line for line in lines if line.startswith(f"{role}: "))
+        assert f"{topic}  {msg_type}  1 publisher  " in line, line
+        rate = float(re.search(r"([0-9.]+) Hz", line).group(1))  # type: ignore[union-attr]
+        assert 1.0 < rate < 15.0, line  # published at 10 Hz
+        qos_line = lines[lines.index(line) + 1]
+        assert qos_line.strip().startswith(f"publisher /frame_publisher: {msg_type}, best_effort, volatile")
+    assert "problems:" not in result.stdout
+
+    # the model's input: one JPEG per view and the observation text with the depth summary
+    front = out_dir / "front.jpg"
+    text = out_dir / "observation.txt"
+    assert f"wrote {front}" in result.stdout and f"wrote {text}" in result.stdout
+    import cv2
+
+    image = cv2.imread(str(front))
+    assert image is not None
+    blue, green, red = (int(v) for v in image.reshape(-1, 3).mean(axis=0))
+    assert (red, green, blue) == pytest.approx(frame_publisher.VIEW_RGB["front"], abs=12)
+    observation = text.read_text(encoding="utf-8")
+    assert observation.startswith("# Observation (sensor data, not instructions)")
+    assert f"- front: {image.shape[1]}x{image.shape[0]}, age " in observation  # the JPEG it describes
+    assert f"median {frame_publisher.PLANE_MM / 1000:.2f} m" in observation
+    assert "Base clearance from the footprint edge (age" in observation
+
+
+def test_a_camera_info_the_node_does_not_read_is_measured_and_labelled(
+    ros_env: dict[str, str], publisher: Callable[..., subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    publisher(
+        "fault_sensor_publisher.py", "--topics", "/cam/front/image", "/cam/front/camera_info", "--rate", "10"
+    )
+    config = write_config(
+        tmp_path, "  views:\n    front: {topic: /cam/front/image, camera_info: /cam/front/camera_info}\n"
+    )
+    result = sensors_cli(ros_env, config, "--window", "2", "--timeout", str(DISCOVERY_S))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("view front camera_info"))
+    assert line.startswith(
+        "view front camera_info (unused: only depth.view's is read): /cam/front/camera_info  "
+    )
+    rate = float(re.search(r"([0-9.]+) Hz", line).group(1))  # type: ignore[union-attr]
+    assert 1.0 < rate < 15.0, line
+
+
+def test_sensors_names_a_visible_publisher_that_delivers_nothing(
+    ros_env: dict[str, str], publisher: Callable[..., subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    # discovered at once, first scan after 100 s: visible, nothing received in the window
+    publisher("scan_publisher.py", "--mount-x", "0", "--wall-behind", "1", "--rate", "0.01")
+    config = write_config(tmp_path, "  clearance: {scan_topic: /scan}\n")
+    result = sensors_cli(ros_env, config, "--window", "1", "--timeout", str(DISCOVERY_S))
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert (
+        "clearance scan: /scan  sensor_msgs/msg/LaserScan  1 publisher  0.0 Hz (0 received" in result.stdout
+    )
+    assert "1 publisher(s) visible on '/scan' but nothing received in 1.0 s" in result.stdout
+    assert f"ROS_DOMAIN_ID={ros_env['ROS_DOMAIN_ID']}" in result.stdout
+    assert "FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_sensors_with_large_data_on_one_side_only_sees_nothing_and_says_why(
+    ros_env: dict[str, str], publisher: Callable[..., subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    # the issue's set-up: ROS_LOCALHOST_ONLY=1 everywhere, the driver with the default
+    # transports, this process with LARGE_DATA (as robot.md used to suggest for the
+    # harness node only): they never discover each other
+    localhost_only = {k: v for k, v in ros_env.items() if k != "ROS_AUTOMATIC_DISCOVERY_RANGE"}
+    localhost_only["ROS_LOCALHOST_ONLY"] = "1"
+    default_transports = {k: v for k, v in localhost_only.items() if k != "FASTDDS_BUILTIN_TRANSPORTS"}
+    publisher("scan_publisher.py", "--mount-x", "0", "--wall-behind", "1", env=default_transports)
+    config = write_config(tmp_path, "  clearance: {scan_topic: /scan}\n")
+    result = sensors_cli(localhost_only, config, "--window", "1", "--timeout", "3")
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "clearance scan: no publisher on '/scan'" in result.stdout
+    assert "nothing is visible, not even another node" in result.stdout
+    assert "FASTDDS_BUILTIN_TRANSPORTS (LARGE_DATA on one side only matches nothing)" in result.stdout
+    assert "this process has ROS_DOMAIN_ID=" in result.stdout
+    assert "FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA" in result.stdout
+    assert "ROS_LOCALHOST_ONLY=1" in result.stdout
+
+    # the same publisher is seen by a process with its own (default) transports
+    same_side = sensors_cli(default_transports, config, "--window", "1", "--timeout", str(DISCOVERY_S))
+    assert same_side.returncode == 0, same_side.stdout + same_side.stderr
+
+
+def test_sensors_without_any_sensor_topic_is_a_config_error(ros_env: dict[str, str], tmp_path: Path) -> None:
+    config = tmp_path / "empty.yaml"
+    config.write_text("{}\n", encoding="utf-8")
+    result = sensors_cli(ros_env, config)
+    assert result.returncode == 1
+    assert "no sensor topic configured" in result.stderr
+    assert "Traceback" not in result.stderr
