@@ -291,7 +291,10 @@ def test_compaction_keeps_the_outcome_of_long_tool_results() -> None:
                 ],
             }
         )
-        history.add_tool(tool_message(f"c{i}", results[i % 2]))
+        # The full envelope as sorted-key JSON (a tool message the harness did not shorten, e.g.
+        # from a recording): the compactor must keep the outcome of any long result.
+        content = json.dumps(results[i % 2], ensure_ascii=False, sort_keys=True)
+        history.add_tool({"role": "tool", "tool_call_id": f"c{i}", "content": content})
     # Sorted-key JSON puts "detections" first: a plain 1,500-character cut loses the outcome.
     assert '"success"' not in history.entries[2].message["content"][:1500]
     model = _Summariser()
