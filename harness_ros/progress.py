@@ -71,9 +71,11 @@ def format_event(event: dict[str, Any]) -> str | None:
             first = calls[0] if isinstance(calls[0], dict) else {}
             arguments = first.get("arguments")
             if first.get("name") == "finish_task" and isinstance(arguments, dict):
-                return f"{prefix}decide: finish_task, claiming {arguments.get('outcome')}"
+                recovered = " (recovered from text)" if data.get("recovered_from_text") else ""
+                return f"{prefix}decide: finish_task, claiming {arguments.get('outcome')}{recovered}"
             names = ", ".join(str(c.get("name")) for c in calls if isinstance(c, dict))
-            return f"{prefix}decide: call {names}"
+            recovered = " (recovered from text)" if data.get("recovered_from_text") else ""
+            return f"{prefix}decide: call {names}{recovered}"
         return f"{prefix}decide: final report"
     if kind == "tool_call":
         arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}

@@ -15,6 +15,7 @@ carries ``status`` (how the task ended) and ``outcome`` (``succeeded``, ``failed
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -318,7 +319,8 @@ class TaskRunner:
                 "elapsed_s": outcome.elapsed_s,
                 "executed": outcome.executed,
                 "refusal": outcome.refusal,
-            },
+            }
+            | ({"recovered_from_text": True} if first.recovered_from_text else {}),
         )
         builder.history.add_tool(tool_message(first.id, outcome.content))
         for extra in rest:
@@ -531,9 +533,7 @@ def _with_ids(calls: tuple[ToolCall, ...], turn: int) -> list[ToolCall]:
     for index, call in enumerate(calls):
         call_id = call.id if call.id and call.id not in seen else f"call_{turn}_{index}"
         seen.add(call_id)
-        fixed.append(
-            call if call_id == call.id else ToolCall(call_id, call.name, call.arguments_json, call.arguments)
-        )
+        fixed.append(call if call_id == call.id else dataclasses.replace(call, id=call_id))
     return fixed
 
 
@@ -561,7 +561,7 @@ def _reply_data(reply: ModelReply, *, images: int = 0) -> dict[str, Any]:
     """The model_response event data; ``images`` is what the harness sent in the request."""
     usage = reply.usage.to_dict()
     usage["images"] = images or reply.usage.images
-    return {
+    data: dict[str, Any] = {
         "text": reply.text,
         "tool_calls": [
             {
@@ -569,11 +569,19 @@ def _reply_data(reply: ModelReply, *, images: int = 0) -> dict[str, Any]:
                 "name": call.name,
                 "arguments": call.arguments if call.arguments is not None else call.arguments_json[:500],
             }
+            | ({"recovered_from_text": True} if call.recovered_from_text else {})
             for call in reply.tool_calls
         ],
         "usage": usage,
         "model": reply.model,
     }
+    if reply.original_text is not None:
+        # The calls were recovered from the text: keep what the model actually wrote.
+        data["recovered_from_text"] = sum(1 for call in reply.tool_calls if call.recovered_from_text)
+        data["original_text"] = reply.original_text
+    if reply.text_call_problems:
+        data["text_call_problems"] = list(reply.text_call_problems)
+    return data
 
 
 def _json_safe(value: dict[str, Any]) -> dict[str, Any]:

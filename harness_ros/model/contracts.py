@@ -18,6 +18,9 @@ class ToolCall:
     arguments_json: str
     arguments: dict[str, Any] | None
     """Parsed arguments, or None when ``arguments_json`` was not a JSON object."""
+    recovered_from_text: bool = False
+    """The model wrote this call as JSON in its text, not as a native tool call
+    (``harness_ros.model.text_calls``)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,12 @@ class ModelReply:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    original_text: str | None = None
+    """The content exactly as the model wrote it, when calls were recovered from it
+    (``text`` is then what is left without them)."""
+    text_call_problems: tuple[str, ...] = ()
+    """Call-shaped JSON in the text that was not recovered, and why (unknown tool,
+    invalid arguments)."""
 
 
 class ChatModel(Protocol):

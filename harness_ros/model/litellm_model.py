@@ -4,7 +4,10 @@ litellm is imported lazily (it takes seconds) with the local cost map, so no cal
 reaches the network at import. The adapter owns retries: transient provider errors
 (timeouts, connection errors, 429, 5xx) are retried with exponential backoff up to
 ``max_retries``; authentication and bad requests fail at once. Everything that
-escapes is an ``LLMError`` naming provider, model and cause.
+escapes is an ``LLMError`` naming provider, model and cause. A reply without native
+tool calls whose text holds one (``text_calls``: bare, fenced, tagged or doubled-brace
+JSON naming an offered tool with valid arguments) comes back with that call, marked
+``recovered_from_text``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness_ros.errors import HarnessError, LLMError
 from harness_ros.model.contracts import ChatModel, ModelReply, ToolCall, Usage, count_images
 from harness_ros.model.json_parsing import parse_json_loose
+from harness_ros.model.text_calls import recover_text_calls
 
 if TYPE_CHECKING:
     from harness_ros.config import ModelConfig
@@ -36,6 +40,7 @@ __all__ = [
     "complete_json",
     "import_litellm",
     "needs_cache_markers",
+    "with_text_calls",
 ]
 
 logger = logging.getLogger(__name__)
@@ -206,6 +211,24 @@ def add_cache_breakpoints(
     if tools:
         marked_tools = [*tools[:-1], {**tools[-1], "cache_control": dict(EPHEMERAL)}]
     return marked, marked_tools
+
+
+def with_text_calls(reply: ModelReply, tools: list[dict[str, Any]] | None) -> ModelReply:
+    """``reply`` with the tool calls its text holds (``text_calls``), when it has no native ones."""
+    if reply.tool_calls or not tools or not reply.text:
+        return reply
+    recovery = recover_text_calls(reply.text, tools)
+    if recovery.calls:
+        return dataclasses.replace(
+            reply,
+            text=recovery.text,
+            tool_calls=recovery.calls,
+            original_text=reply.text,
+            text_call_problems=recovery.problems,
+        )
+    if recovery.problems:
+        return dataclasses.replace(reply, text_call_problems=recovery.problems)
+    return reply
 
 
 def _to_reply(response: Any, fallback_model: str) -> ModelReply:
@@ -383,7 +406,7 @@ class LiteLLMModel:
                     delay,
                 )
                 self._sleep(delay)
-        reply = _to_reply(response, self.name)
+        reply = with_text_calls(_to_reply(response, self.name), tools)
         images = count_images(messages)
         if images:
             reply = dataclasses.replace(reply, usage=dataclasses.replace(reply.usage, images=images))

@@ -76,15 +76,21 @@ def _request_summary(
 
 
 def reply_to_dict(reply: ModelReply) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "text": reply.text,
         "tool_calls": [
             {"id": call.id, "name": call.name, "arguments_json": call.arguments_json}
+            | ({"recovered_from_text": True} if call.recovered_from_text else {})
             for call in reply.tool_calls
         ],
         "usage": reply.usage.to_dict(),
         "model": reply.model,
     }
+    if reply.original_text is not None:
+        data["original_text"] = reply.original_text
+    if reply.text_call_problems:
+        data["text_call_problems"] = list(reply.text_call_problems)
+    return data
 
 
 def _parse_arguments(arguments_json: str) -> dict[str, Any] | None:
@@ -102,15 +108,19 @@ def reply_from_dict(raw: dict[str, Any]) -> ModelReply:
             name=str(call["name"]),
             arguments_json=str(call["arguments_json"]),
             arguments=_parse_arguments(str(call["arguments_json"])),
+            recovered_from_text=call.get("recovered_from_text") is True,
         )
         for call in raw.get("tool_calls") or []
     )
+    original = raw.get("original_text")
     usage = raw.get("usage") or {}
     return ModelReply(
         text=raw.get("text"),
         tool_calls=calls,
         usage=Usage(**{key: int(usage.get(key) or 0) for key in Usage().to_dict()}),
         model=str(raw.get("model", "")),
+        original_text=original if isinstance(original, str) else None,
+        text_call_problems=tuple(str(item) for item in raw.get("text_call_problems") or ()),
     )
 
 
