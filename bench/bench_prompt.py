@@ -45,7 +45,7 @@ from harness_ros.context.compaction import IMAGE_TOKENS, estimate_tokens
 from harness_ros.harness import Harness
 from harness_ros.memory import FileMemory
 from harness_ros.model import LiteLLMModel
-from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
+from harness_ros.model.contracts import ModelReply, ToolCall, count_images
 from harness_ros.model.litellm_model import import_litellm
 from harness_ros.observation.contracts import Clearance, Observation, ViewImage
 from harness_ros.observation.pipeline import encode_jpeg, fit_to_budget
@@ -106,7 +106,8 @@ class RequestRecorder:
         turn = len(self.requests)
         self.requests.append((json.loads(json.dumps(messages)), json.loads(json.dumps(tools))))
         if turn + 1 >= self.turns:
-            return ModelReply("The kitchen is tidy.", usage=Usage())
+            report = {"outcome": "succeeded", "summary": "The kitchen is tidy."}
+            return ModelReply(None, (ToolCall(f"call_{turn}", "finish_task", json.dumps(report), report),))
         arguments = {"target": f"cup {turn}", "speed": 0.5}
         call = ToolCall(f"call_{turn}", f"tool_{turn % TOOLS:02d}", json.dumps(arguments), arguments)
         return ModelReply(None, (call,))

@@ -176,6 +176,14 @@ class HarnessLimits(_Model):
     """Per-task limits and where run logs go."""
 
     max_turns: int = Field(default=30, ge=1, description="Model decisions per task before it fails.")
+    text_reply_reminders: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Plain-text replies in a row (no tool call, no finish_task, no question for the "
+        "operator) that get a reminder to call a tool or finish_task; the next one ends the task as "
+        "failed (a limit). Plain text never ends a task as done.",
+    )
     task_timeout_s: float = Field(default=900.0, gt=0, description="Wall time per task.")
     compaction_ratio: float = Field(
         default=0.8, gt=0, lt=1, description="Compact history when the estimate passes this share."

@@ -31,6 +31,9 @@ class EventType(str, Enum):
     NOTES = "notes"
     COMPACTION = "compaction"
     MEMORY_CONSOLIDATION = "memory_consolidation"
+    REMINDER = "reminder"
+    """A plain-text reply did not end the task: the model was told to call a tool or
+    ``finish_task`` (``data.reminder`` of ``data.limit``)."""
     MEMORY_NOTICE = "memory_notice"
     """Memory the model does not get in full: a ledger summary fallback, a ledger left
     out, the Resident memory budget exceeded (``data.notice`` says which)."""

@@ -76,7 +76,12 @@ def format_event(event: dict[str, Any]) -> str | None:
             names = ", ".join(str(c.get("name")) for c in calls if isinstance(c, dict))
             recovered = " (recovered from text)" if data.get("recovered_from_text") else ""
             return f"{prefix}decide: call {names}{recovered}"
-        return f"{prefix}decide: final report"
+        return f"{prefix}decide: plain text"
+    if kind == "reminder":
+        return (
+            f"{prefix}reminder {data.get('reminder')}/{data.get('limit')}: a plain-text reply did not "
+            f"end the task: {_short(data.get('reply', ''), 100)}"
+        )
     if kind == "tool_call":
         arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
         if data.get("tool") == "ask_operator":

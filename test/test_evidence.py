@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness_ros.context import Compactor, History, tool_message
+from harness_ros.context import Compactor, History
 from harness_ros.evaluation import Verdict, VerdictStatus, parse_verdict
 from harness_ros.events import EventType
 from harness_ros.harness import Harness
@@ -290,7 +290,10 @@ def test_compaction_keeps_the_outcome_of_long_tool_results() -> None:
                 ],
             }
         )
-        history.add_tool(tool_message(f"c{i}", results[i % 2]))
+        # The full envelope as sorted-key JSON (a tool message the harness did not shorten, e.g.
+        # from a recording): the compactor must keep the outcome of any long result.
+        content = json.dumps(results[i % 2], ensure_ascii=False, sort_keys=True)
+        history.add_tool({"role": "tool", "tool_call_id": f"c{i}", "content": content})
     # Sorted-key JSON puts "detections" first: a plain 1,500-character cut loses the outcome.
     assert '"success"' not in history.entries[2].message["content"][:1500]
     model = _Summariser()

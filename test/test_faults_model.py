@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from harness_ros.commands.task import EXIT_FAILED
+from harness_ros.testing.loopback_llm import finish_reply
 
 pytest.importorskip("rclpy")
 
@@ -190,7 +191,7 @@ def test_model_faults_fail_tasks_cleanly_node_survives_and_consolidation_is_retr
     assert memory_state(memory) == before
 
     # 5. the task completes but its consolidation fails: nothing written, trajectory kept
-    server.script("decide", ["I will remember that you prefer green cups."])
+    server.script("decide", [finish_reply("I will remember that you prefer green cups.")])
     server.script("consolidate", [{"status": 500}])
     done, events = run_task("remember that I prefer green cups")
     assert done["status"] == "completed", done
@@ -200,7 +201,7 @@ def test_model_faults_fail_tasks_cleanly_node_survives_and_consolidation_is_retr
     assert len(list((memory / "pending").glob("*.json"))) == 1
 
     # 6. the next completed task consolidates, then retries the pending one
-    server.script("decide", ["Noted: the counter stays clear."])
+    server.script("decide", [finish_reply("Noted: the counter stays clear.")])
     server.script("consolidate", [consolidation(TIDY), consolidation(GREEN)])
     done, events = run_task("keep the kitchen counter clear")
     assert done["status"] == "completed", done

@@ -37,8 +37,16 @@ def reply(*calls: ToolCall, text: str | None = None) -> ModelReply:
     return ModelReply(text=text, tool_calls=tuple(calls), usage=Usage(10, 2), model="scripted")
 
 
-def final(text: str) -> ModelReply:
+def plain(text: str) -> ModelReply:
+    """A reply with text only (a compaction summary, or a decide reply without a tool call)."""
     return ModelReply(text=text, usage=Usage(10, 5), model="scripted")
+
+
+def final(text: str, outcome: str = "succeeded") -> ModelReply:
+    """The model ends the task: ``finish_task`` with ``text`` as the summary."""
+    finish = ToolCall("id_finish", "finish_task", json.dumps({"outcome": outcome, "summary": text}), None)
+    finish = ToolCall(finish.id, finish.name, finish.arguments_json, json.loads(finish.arguments_json))
+    return ModelReply(text=None, tool_calls=(finish,), usage=Usage(10, 5), model="scripted")
 
 
 class ScriptedModel:
@@ -652,7 +660,7 @@ def test_compaction_keeps_tail_and_never_summarises_resident_context(
     robot: Robot, memory: FileMemory
 ) -> None:
     steps = [reply(call("look", f"c{i}")) for i in range(6)] + [final("done")]
-    model = ScriptedModel(steps, compact=final('{"summary": "looked six times, saw a red cup"}'))
+    model = ScriptedModel(steps, compact=plain('{"summary": "looked six times, saw a red cup"}'))
     harness = Harness(
         model=model, tools=robot.tools, memory=memory, profile=Profile(), context_window_tokens=1500
     )
@@ -679,7 +687,7 @@ def test_compaction_keeps_tail_and_never_summarises_resident_context(
 
 def test_failed_compaction_leaves_history_unchanged(robot: Robot) -> None:
     steps = [reply(call("look", f"c{i}")) for i in range(4)] + [final("done")]
-    model = ScriptedModel(steps, compact=final("I refuse to answer in JSON"))
+    model = ScriptedModel(steps, compact=plain("I refuse to answer in JSON"))
     events = run_all(Harness(model=model, tools=robot.tools, context_window_tokens=1200))
     errors = [e.data["error"] for e in of(events, EventType.COMPACTION)]
     assert errors and all(errors)

@@ -31,7 +31,14 @@ def _comparable(events: list[HarnessEvent]) -> list[tuple[str, Any]]:
 def test_task_through_litellm_loopback_then_replay(tmp_path: Path) -> None:
     replies = [
         {"content": "Looking first.", "tool_calls": [{"name": "look", "arguments": {"area": "table"}}]},
-        "The red cup is on the table.",
+        {
+            "tool_calls": [
+                {
+                    "name": "finish_task",
+                    "arguments": {"outcome": "succeeded", "summary": "The red cup is on the table."},
+                }
+            ]
+        },
     ]
     recording = tmp_path / "model.jsonl"
     calls: list[str] = []

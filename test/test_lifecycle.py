@@ -21,7 +21,7 @@ import pytest
 from support.install_tree import make_install
 from support.spinning_node import spinning_node
 
-from harness_ros.testing.loopback_llm import LoopbackLLMServer
+from harness_ros.testing.loopback_llm import LoopbackLLMServer, finish_reply
 
 REPO = Path(__file__).resolve().parents[1]
 HARNESS_ROS = str(Path(sys.executable).with_name("harness-ros"))
@@ -133,8 +133,8 @@ def test_lifecycle_manager_drives_the_node_and_the_install_stays_untouched(
         "LOOPBACK_TOKEN": "not-a-real-key",
     }
     state = ros_home / "harness_ros" / "harness"
-    # example.yaml sets no model: the loopback server answers with a final report.
-    llm = LoopbackLLMServer(lambda body: "I see the room; nothing to do.")
+    # example.yaml sets no model: the loopback server ends each task with finish_task.
+    llm = LoopbackLLMServer(lambda body: finish_reply("I see the room; nothing to do."))
     llm.__enter__()
     request.addfinalizer(llm.close)
     node = node_process(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -43,7 +44,7 @@ class Script:
 
     def complete(self, messages: list[dict[str, Any]], tools: Any = None, **_: Any) -> ModelReply:
         self.seen.append(messages)
-        return self.replies.pop(0) if self.replies else ModelReply(text="done", tool_calls=(), usage=Usage())
+        return self.replies.pop(0) if self.replies else final("done")
 
 
 def call(name: str, **arguments: Any) -> ModelReply:
@@ -54,7 +55,10 @@ def call(name: str, **arguments: Any) -> ModelReply:
 
 
 def final(text: str) -> ModelReply:
-    return ModelReply(text=text, tool_calls=(), usage=Usage())
+    """The model ends the task with ``finish_task`` and ``text`` as its summary."""
+    arguments = {"outcome": "succeeded", "summary": text}
+    finish = ToolCall("c_finish", "finish_task", json.dumps(arguments), arguments)
+    return ModelReply(text=None, tool_calls=(finish,), usage=Usage())
 
 
 def results(events: list[Any]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from support.spinning_node import spinning_node
 
-from harness_ros.testing.loopback_llm import LoopbackLLMServer
+from harness_ros.testing.loopback_llm import LoopbackLLMServer, finish_reply
 
 REPO = Path(__file__).resolve().parents[1]
 HARNESS_ROS = str(Path(sys.executable).with_name("harness-ros"))
@@ -62,9 +62,9 @@ def policy(body: dict[str, Any]) -> Any:
             return {"tool_calls": [{"name": "ask_operator", "arguments": question}]}
         last = results[-1]
         if last.get("success"):
-            return f"The operator chose: {last['answer']}."
-        return f"Nobody answered: {last.get('reason')}"
-    return f"Done: {instruction.splitlines()[0]}"
+            return finish_reply(f"The operator chose: {last['answer']}.")
+        return finish_reply(f"Nobody answered: {last.get('reason')}", "failed")
+    return finish_reply(f"Done: {instruction.splitlines()[0]}")
 
 
 def write_config(tmp_path: Path, url: str, answer_timeout_s: float) -> Path:

@@ -29,7 +29,7 @@ from harness_ros.observation.contracts import Observation
 from harness_ros.progress import format_event
 from harness_ros.report import render_report
 from harness_ros.tools import success, tool
-from harness_ros.tools.finish_task import FINISH_TASK, claim_from_report, settle_outcome
+from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 
 FETCH = "Fetch the red cup from the kitchen table and put it on the coffee table."
 
@@ -176,15 +176,9 @@ def test_refuted_claim_is_failed_but_still_consolidated_with_its_outcome_in_the_
         (ToolOnlyEvaluator(), [finish("succeeded")], "unverified", "succeeded"),
         (GoalEvaluator(None), [finish("succeeded")], "unverified", "succeeded"),
         (GoalEvaluator(CONFIRMED), [finish("failed", "I could not reach it.")], "failed", "failed"),
-        (None, [ModelReply(text="The cup should be there now.")], "unverified", None),
-        (None, [ModelReply(text="Could not grasp it.\nOutcome: failed")], "failed", "failed"),
-        (GoalEvaluator(REFUTED), [ModelReply(text="All good, I think.")], "failed", None),
-        (
-            GoalEvaluator(CONFIRMED),
-            [ModelReply(text="Put it there.\n**Outcome:** succeeded")],
-            "succeeded",
-            "succeeded",
-        ),
+        (None, [ModelReply(text="Which cup do you mean, the red or the blue one?")], "unverified", None),
+        (GoalEvaluator(REFUTED), [ModelReply(text="Should I use the left table?")], "failed", None),
+        (GoalEvaluator(CONFIRMED), [ModelReply(text="Is the cup where you wanted it?")], "unverified", None),
         (GoalEvaluator(RuntimeError("ground truth gone")), [finish("succeeded")], "failed", "succeeded"),
         (
             GoalEvaluator({"status": "success", "failure_reason": "still held"}),
@@ -198,10 +192,9 @@ def test_refuted_claim_is_failed_but_still_consolidated_with_its_outcome_in_the_
         "evaluator-without-goal-check",
         "evaluator-cannot-judge-this-goal",
         "failed-claim-never-checked",
-        "plain-message-no-claim",
-        "plain-message-failed-claim",
-        "plain-message-refuted",
-        "plain-message-confirmed",
+        "operator-question-no-claim",
+        "operator-question-refuted",
+        "operator-question-never-a-success",
         "goal-check-raises",
         "goal-check-contradicts-itself",
     ],
@@ -250,14 +243,7 @@ def test_revised_goal_is_what_the_evaluator_judges() -> None:
 
 
 # ---------------------------------------------------------------------- pieces
-def test_claims_from_a_plain_report_are_explicit_only() -> None:
-    assert claim_from_report("I picked it and placed it. Success!") is None
-    assert claim_from_report("Outcome: succeeded") == "succeeded"
-    assert claim_from_report("## Outcome: FAILED.") == "failed"
-    assert claim_from_report('{"outcome": "failure", "summary": "x"}') == "failed"
-    assert claim_from_report("Outcome: succeeded\nOutcome: failed") is None
-    assert claim_from_report("Outcome: maybe") is None
-    assert claim_from_report("") is None
+def test_no_claim_is_never_a_success() -> None:
     assert settle_outcome(None, "success") is Outcome.UNVERIFIED  # no claim is never a success
     assert settle_outcome("succeeded", None) is Outcome.UNVERIFIED
     assert settle_outcome("succeeded", "failure") is Outcome.FAILED

@@ -56,13 +56,18 @@ class AnthropicLoopback:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 outer.bodies.append(body)
+                content: list[dict[str, Any]] = [{"type": "text", "text": "All done."}]
+                if any(tool.get("name") == "finish_task" for tool in body.get("tools") or []):
+                    # A harness task: end it the way a task ends, with finish_task.
+                    finish = {"outcome": "succeeded", "summary": "All done."}
+                    content = [{"type": "tool_use", "id": "toolu_1", "name": "finish_task", "input": finish}]
                 reply = {
                     "id": f"msg_{len(outer.bodies)}",
                     "type": "message",
                     "role": "assistant",
                     "model": body.get("model", "claude"),
-                    "content": [{"type": "text", "text": "All done."}],
-                    "stop_reason": "end_turn",
+                    "content": content,
+                    "stop_reason": "tool_use" if content[0]["type"] == "tool_use" else "end_turn",
                     "stop_sequence": None,
                     "usage": usage,
                 }

@@ -189,7 +189,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ),
         ModelReply(None, (call("pick_object", target="red cup"),)),
         ModelReply("Closer now, trying again.", (call("pick_object", target="red cup"),)),
-        ModelReply(FINAL),
+        ModelReply(None, (call("finish_task", outcome="succeeded", summary=FINAL),)),
     ]
     return run_harness(
         root / "runs",
@@ -258,7 +258,7 @@ def test_turns_show_decision_safety_feedback_result_and_verdict(run_dir: Path) -
     assert "Evaluator verdict" not in failed_pick
     assert "<code>pick_object</code> run <code>pick-2</code>" in confirmed_pick
     assert EVIDENCE in confirmed_pick
-    assert "Final answer (no tool call)" in final
+    assert "Tool call <code>finish_task</code> with arguments" in final
 
 
 def test_final_report_and_memory_changes(run_dir: Path) -> None:

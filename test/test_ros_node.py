@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from harness_ros.commands.task import EXIT_UNVERIFIED
-from harness_ros.testing.loopback_llm import LoopbackLLMServer
+from harness_ros.testing.loopback_llm import LoopbackLLMServer, finish_reply
 
 REPO = Path(__file__).resolve().parents[1]
 SUPPORT = REPO / "test" / "support"
@@ -40,7 +40,7 @@ def loopback_policy(body: dict[str, Any]) -> Any:
     if kind == "summarize":
         return json.dumps({"summary": "no experience yet"})
     if any(message.get("role") == "tool" for message in body["messages"]):
-        return "The Fibonacci sequence of order 5 was computed by the robot's server."
+        return finish_reply("The Fibonacci sequence of order 5 was computed by the robot's server.")
     return {"tool_calls": [{"name": "fibonacci", "arguments": {"order": 5}}]}
 
 

@@ -18,6 +18,9 @@ from harness_ros.tools import success, tool
 JPEG = b"\xff\xd8\xff\xe0token-frame\xff\xd9"
 
 
+_FINISH = '{"outcome": "succeeded", "summary": "Waved."}'
+
+
 class UsageModel:
     """One tool call, then a final report; each reply carries provider-style usage."""
 
@@ -33,7 +36,9 @@ class UsageModel:
                 ),
             ),
             ModelReply(
-                "Waved.", usage=Usage(prompt_tokens=1200, completion_tokens=10, cached_prompt_tokens=1100)
+                None,
+                (ToolCall("c2", "finish_task", _FINISH, json.loads(_FINISH)),),
+                Usage(prompt_tokens=1200, completion_tokens=10, cached_prompt_tokens=1100),
             ),
         ]
 
@@ -107,7 +112,7 @@ def test_final_line_and_report_show_tokens(tmp_path: Path) -> None:
     events, folder = _run(tmp_path)
     line = format_event(events[-1])
     assert line == (
-        "done: UNVERIFIED, status completed [no claim by the model; goal not checked]"
+        "done: UNVERIFIED, status completed [model claimed succeeded; goal not checked]"
         " | tokens: 2,200 in (1,900 cached), 30 out, 4 images"
     )
     page = render_report(folder)

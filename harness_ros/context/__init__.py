@@ -13,7 +13,7 @@ from harness_ros.context.observation import (
     observation_summary,
 )
 from harness_ros.context.resident import render_resident, system_message
-from harness_ros.context.results import compact_value, tool_message
+from harness_ros.context.results import compact_value, model_result, tool_message
 
 __all__ = [
     "COMPACT_PROMPT",
@@ -29,6 +29,7 @@ __all__ = [
     "ResidentContext",
     "compact_value",
     "estimate_tokens",
+    "model_result",
     "observation_images",
     "observation_message",
     "observation_summary",

@@ -1,7 +1,11 @@
 """Compact tool results: what a tool returned, bounded, as a ``tool`` message.
 
 Tool results stay in the Accumulated context for the whole task, so they are
-capped (strings, lists, nesting) and never carry bytes or images.
+capped (strings, lists, nesting) and never carry bytes or images. What the model
+reads (``model_result``) is smaller still: the outcome first (``success``, ``reason``),
+then the fields that matter, without run ids, refusal kinds or empty values (noise a
+small model copies back). The full envelope stays in the ``tool_result`` event, the
+run log and the trajectory, which memory's evidence rules read.
 """
 
 from __future__ import annotations
@@ -11,11 +15,18 @@ from typing import Any
 
 from harness_ros.context.contracts import Message
 
-__all__ = ["compact_value", "tool_message"]
+__all__ = ["compact_value", "model_result", "tool_message"]
 
 MAX_STRING_CHARS = 1000
 MAX_ITEMS = 20
 MAX_DEPTH = 4
+MODEL_STRING_CHARS = 400
+MODEL_ITEMS = 12
+MODEL_DEPTH = 3
+_OUTCOME_KEYS = ("success", "reason")
+_NOISE_KEYS = frozenset({"run_id", "refusal"})
+"""Bookkeeping for the harness and memory, not for deciding the next call."""
+_VERDICT_KEYS = ("status", "failure_reason", "evidence")
 
 
 def _cap(text: str, limit: int) -> str:
@@ -55,10 +66,43 @@ def compact_value(
     return _cap(str(value), max_chars)
 
 
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | dict) and not value)
+
+
+def _without_noise(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _without_noise(item) for key, item in value.items() if key not in _NOISE_KEYS}
+    if isinstance(value, list):
+        return [_without_noise(item) for item in value]
+    return value
+
+
+def model_result(content: dict[str, Any]) -> dict[str, Any]:
+    """The part of a tool result envelope the model reads: outcome and reason first, then
+    the other fields (a verdict as its status, reason and evidence), bounded; run ids,
+    refusal kinds and empty values left out."""
+    result: dict[str, Any] = {key: content[key] for key in _OUTCOME_KEYS if key in content}
+    for key, raw in content.items():
+        if key in result or key in _NOISE_KEYS:
+            continue
+        if key == "verdict" and isinstance(raw, dict):
+            value: Any = {name: raw[name] for name in _VERDICT_KEYS if not _empty(raw.get(name))}
+        else:
+            value = _without_noise(raw)
+        if _empty(value):
+            continue
+        result[key] = compact_value(
+            value, max_chars=MODEL_STRING_CHARS, max_items=MODEL_ITEMS, depth=MODEL_DEPTH
+        )
+    return result
+
+
 def tool_message(call_id: str, content: dict[str, Any]) -> Message:
-    """A ``tool`` role message answering one tool call with a JSON envelope."""
+    """A ``tool`` role message answering one tool call: ``model_result`` of the envelope as
+    compact JSON, outcome first (the same envelope always gives the same bytes)."""
     return {
         "role": "tool",
         "tool_call_id": call_id,
-        "content": json.dumps(content, ensure_ascii=False, sort_keys=True),
+        "content": json.dumps(model_result(content), ensure_ascii=False, separators=(", ", ": ")),
     }

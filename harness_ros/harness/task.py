@@ -5,8 +5,12 @@ pending instruction revisions, the loaded Skill, a Task Notes snapshot when the
 notes changed, the newest Observation, and compaction when the context nears
 the window. Exactly one ``done`` event ends every task.
 
-The model ends a task with ``finish_task(outcome, summary)`` (or, as a fallback, a reply
-without a tool call, read by ``claim_from_report``). Where the evaluator can judge the
+The model ends a task with ``finish_task(outcome, summary)``, or with a plain-text
+question for the operator (a reply whose last line ends with ``?``). Any other plain-text
+reply (a small model echoing the last tool result, a plan, a report without
+``finish_task``) does not end it: the model is reminded to call a tool or ``finish_task``
+(``harness.text_reply_reminders`` times in a row), then the task fails as a limit. Only
+``finish_task``, a question, a limit or a cancel ends a task. Where the evaluator can judge the
 task's goal (``evaluate_task``), the harness asks it (a ``verdict`` event with
 ``scope: task``), then settles the outcome (``settle_outcome``): the ``done`` event
 carries ``status`` (how the task ended) and ``outcome`` (``succeeded``, ``failed``,
@@ -18,9 +22,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +46,7 @@ from harness_ros.harness.calls import CallOutcome
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
 from harness_ros.observation.contracts import Observation
 from harness_ros.tools import CancelToken, failure
-from harness_ros.tools.finish_task import FINISH_TASK, claim_from_report, settle_outcome
+from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 
 if TYPE_CHECKING:
     from harness_ros.harness.loop import Harness
@@ -98,6 +103,8 @@ class TaskRunner:
         self._started = time.monotonic()
         self._deadline = self._started + harness.limits.task_timeout_s
         self._malformed = 0
+        self._text_replies = 0
+        """Plain-text replies in a row (each got a reminder)."""
         self._records: list[dict[str, Any]] = []
         self._builder: ContextBuilder | None = None
         self._timer: threading.Timer | None = None
@@ -280,10 +287,13 @@ class TaskRunner:
     ) -> Generator[HarnessEvent, None, _End | None]:
         text = (reply.text or "").strip()
         if not reply.tool_calls:
+            if text and is_operator_question(text):
+                return (yield from self._complete(None, text, "operator_question"))
             if text:
-                return (yield from self._complete(claim_from_report(text), text, "final_message"))
+                return (yield from self._remind(builder, reply, text))
             builder.history.add(EntryKind.HARNESS, {"role": "user", "content": _EMPTY_REPLY_NOTE})
             return self._count_malformed("the model replied with neither a tool call nor a report")
+        self._text_replies = 0
         calls = _with_ids(reply.tool_calls, self._turn)
         builder.history.add_assistant(_assistant_message(reply.text, calls))
         first, rest = calls[0], calls[1:]
@@ -338,6 +348,34 @@ class TaskRunner:
         if outcome.malformed:
             return self._count_malformed(str(outcome.content.get("reason", "")))
         self._malformed = 0
+        return None
+
+    def _remind(
+        self, builder: ContextBuilder, reply: ModelReply, text: str
+    ) -> Generator[HarnessEvent, None, _End | None]:
+        """A plain-text reply: remind the model to act, or end the task once reminders run out."""
+        limit = self._h.limits.text_reply_reminders
+        self._text_replies += 1
+        if self._text_replies > limit:
+            return _End(
+                TaskStatus.FAILED,
+                f"the model replied with plain text {self._text_replies} times in a row without "
+                f"calling a tool or {FINISH_TASK} (harness.text_reply_reminders is {limit}); "
+                f"last reply: {_preview(text)!r}",
+                report=text,
+            )
+        note = reminder_text(reply.text_call_problems, self._text_replies, limit)
+        builder.history.add_assistant({"role": "assistant", "content": text})
+        builder.history.add(EntryKind.HARNESS, {"role": "user", "content": note})
+        yield self._emit(
+            EventType.REMINDER,
+            {
+                "reminder": self._text_replies,
+                "limit": limit,
+                "reply": _preview(text),
+                "text_call_problems": list(reply.text_call_problems),
+            },
+        )
         return None
 
     def _complete(
@@ -522,8 +560,42 @@ class TaskRunner:
 
 
 _EMPTY_REPLY_NOTE = (
-    "Your last reply had neither a tool call nor any text. Call one tool, or answer with your final report."
+    f"Your last reply had neither a tool call nor any text. Call one tool, or call {FINISH_TASK} "
+    "to end the task."
 )
+_PREVIEW_CHARS = 200
+_QUESTION_END = re.compile(r"\?[\s*_\"')\]]*$")
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _PREVIEW_CHARS else flat[:_PREVIEW_CHARS] + "..."
+
+
+def is_operator_question(text: str) -> bool:
+    """Whether a plain-text reply asks the operator something: its last line ends with '?'.
+
+    Such a reply ends the task (the operator answers with a new instruction or revision);
+    JSON (an echoed tool result) is never a question."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines or lines[-1].startswith(("{", "[", "<")):
+        return False
+    return _QUESTION_END.search(lines[-1]) is not None
+
+
+def reminder_text(problems: Sequence[str], number: int, limit: int) -> str:
+    """The harness's answer to a plain-text reply: act through a tool or end the task."""
+    lines = [
+        f"Your last reply was plain text without a tool call, so nothing happened and the task "
+        f"is still running (reminder {number} of {limit})."
+    ]
+    if problems:
+        lines.append("It held JSON that was not run as a call: " + "; ".join(problems[:3]) + ".")
+    lines.append(
+        "Tool results come from the harness: do not repeat them. Call exactly one tool now, or "
+        f"call {FINISH_TASK} with outcome and summary to end the task."
+    )
+    return " ".join(lines)
 
 
 def _with_ids(calls: tuple[ToolCall, ...], turn: int) -> list[ToolCall]:

@@ -300,10 +300,12 @@ def _decision(turn: TurnRecord) -> str:
         text = str(event.data.get("text") or "").strip()
         calls = _dicts(event.data.get("tool_calls"))
         if text:
-            label = "Model text" if calls else "Final answer (no tool call)"
+            label = "Model text" if calls else "Model text (no tool call)"
             parts.append(f'<p><strong>{label}:</strong></p><p class="text">{_e(text)}</p>')
         for call in calls:
-            parts.append(f"<p>Tool call <code>{_e(call.get('name'))}</code> with arguments:</p>")
+            # A call the model wrote as JSON in its text, recovered by the adapter: never native.
+            how = " (recovered from text)" if call.get("recovered_from_text") else ""
+            parts.append(f"<p>Tool call <code>{_e(call.get('name'))}</code>{how} with arguments:</p>")
             parts.append(_pre(call.get("arguments", {})))
         if not text and not calls:
             parts.append('<p class="muted">The model replied with neither text nor a tool call.</p>')

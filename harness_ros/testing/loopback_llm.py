@@ -19,9 +19,14 @@ from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["LoopbackLLMServer", "ReplySpec"]
+__all__ = ["LoopbackLLMServer", "ReplySpec", "finish_reply"]
 
 ReplySpec = str | dict[str, Any]
+
+
+def finish_reply(summary: str, outcome: str = "succeeded") -> dict[str, Any]:
+    """A reply that ends the task the way every task ends: a ``finish_task`` call."""
+    return {"tool_calls": [{"name": "finish_task", "arguments": {"outcome": outcome, "summary": summary}}]}
 
 
 def _completion(spec: ReplySpec, model: str, index: int) -> dict[str, Any]:

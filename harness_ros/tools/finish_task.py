@@ -11,10 +11,10 @@ tool, ends the task: it takes the call as the model's *claim* and settles the ta
     anything else (no evaluator can judge
     the goal, or no claim was made)          -> unverified
 
-A plain final message (no tool call) stays a fallback. It is parsed conservatively
-(``claim_from_report``): only an explicit ``Outcome: succeeded`` / ``Outcome: failed``
-line (or a JSON object with an ``outcome`` key) is a claim; prose is no claim, so it can
-never turn into ``succeeded``.
+A plain-text reply is no claim and never ends a task as done: the harness reminds the
+model to call a tool or ``finish_task`` (``harness.text_reply_reminders``), and only a
+question for the operator ends the task without ``finish_task`` (no claim, so never
+``succeeded``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ __all__ = [
     "CLAIMS",
     "FINISH_TASK",
     "FinishTaskTool",
-    "claim_from_report",
     "settle_outcome",
 ]
 
@@ -80,31 +79,6 @@ class FinishTaskTool:
         feedback: FeedbackSink | None = None,
     ) -> dict[str, Any]:
         return success(outcome=arguments.get("outcome"), summary=arguments.get("summary"))
-
-
-def claim_from_report(text: str | None) -> str | None:
-    """The claim an unstructured final report makes: ``succeeded``, ``failed`` or None.
-
-    Only explicit markers count: one ``Outcome: <word>`` line, or a JSON object whose
-    ``outcome`` is a claim word. Two different claims, or none, are no claim.
-    """
-    if not text or not text.strip():
-        return None
-    found: set[str] = set()
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and isinstance(data.get("outcome"), str):
-            word = _SUCCESS_WORDS.get(data["outcome"].strip().lower())
-            if word is not None:
-                found.add(word)
-    for match in _OUTCOME_LINE.finditer(text):
-        word = _SUCCESS_WORDS.get(match.group("word").lower())
-        found.add(word if word is not None else "?")
-    return found.pop() if len(found) == 1 and "?" not in found else None
 
 
 def settle_outcome(claim: str | None, goal_verdict: str | None) -> Outcome:

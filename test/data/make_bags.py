@@ -78,7 +78,19 @@ DECISIONS: list[ModelReply] = [
     ModelReply(None, (_call("pick_object", {"object": "red cup"}, "c1"),)),
     ModelReply(None, (_call("navigate_to", {"target": "red cup", "standoff_m": 0.4}, "c2"),)),
     ModelReply(None, (_call("pick_object", {"object": "red cup"}, "c3"),)),
-    ModelReply("I picked up the red cup after moving closer to the table."),
+    ModelReply(
+        None,
+        (
+            _call(
+                "finish_task",
+                {
+                    "outcome": "succeeded",
+                    "summary": "I picked up the red cup after moving closer to the table.",
+                },
+                "c4",
+            ),
+        ),
+    ),
     # task 2: malformed three times in a row -> aborted
     ModelReply(None, (_call("pick_object", "{not json", "d1"),)),
     ModelReply(None, (_call("teleport", {"where": "sink"}, "d2"),)),

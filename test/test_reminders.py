@@ -1,0 +1,183 @@
+"""No accidental endings, and the compact tool results the model reads.
+
+A plain-text reply (an echoed tool result, a plan, a report without finish_task) gets a
+reminder instead of ending the task; only finish_task, a question for the operator, a
+limit or a cancel end it. Tool results reach the model without run ids and empty fields,
+while the events and the trajectory keep the full envelope.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from test_harness import (
+    FakeEvaluator,
+    FakeObservations,
+    Robot,
+    ScriptedModel,
+    call,
+    done,
+    final,
+    of,
+    plain,
+    reply,
+    run_all,
+    tool_contents,
+)
+
+from harness_ros.config import HarnessLimits
+from harness_ros.context import model_result, tool_message
+from harness_ros.evaluation import Verdict, VerdictStatus
+from harness_ros.events import EventType
+from harness_ros.harness import Harness
+from harness_ros.harness.task import is_operator_question
+from harness_ros.memory import FileMemory
+from harness_ros.model.contracts import ModelReply
+from harness_ros.progress import format_event
+
+ECHO = '<tool_response>\n{"success": true, "seen": "a red cup on the table"}\n</tool_response>'
+
+
+def harness(model: ScriptedModel, *, reminders: int | None = None, **kwargs: Any) -> Harness:
+    limits = HarnessLimits() if reminders is None else HarnessLimits(text_reply_reminders=reminders)
+    return Harness(model=model, tools=Robot().tools, limits=limits, **kwargs)
+
+
+def test_an_echoed_tool_result_gets_a_reminder_and_the_task_goes_on() -> None:
+    model = ScriptedModel([reply(call("look")), plain(ECHO), final("The cup is on the table.")])
+    events = run_all(harness(model))
+    end = done(events).data
+    assert (end["status"], end["finished_by"], end["claim"]) == ("completed", "finish_task", "succeeded")
+    assert end["report"] == "The cup is on the table."
+    reminders = of(events, EventType.REMINDER)
+    assert [(e.data["reminder"], e.data["limit"]) for e in reminders] == [(1, 2)]
+    # The model saw its own text, then the harness's reminder, before its next decision.
+    after = model.requests[2]
+    assert after[-2] == {"role": "assistant", "content": ECHO}
+    note = after[-1]
+    assert note["role"] == "user" and "reminder 1 of 2" in note["content"]
+    assert "do not repeat them" in note["content"] and "finish_task" in note["content"]
+    line = format_event(reminders[0].to_dict()) or ""
+    assert "reminder 1/2: a plain-text reply did not end the task" in line
+
+
+def test_when_reminders_run_out_the_task_fails_as_a_limit() -> None:
+    model = ScriptedModel([plain("I will look."), plain("Looking now."), plain("Done, I think.")])
+    events = run_all(harness(model))
+    end = done(events).data
+    assert (end["status"], end["outcome"], end["claim"]) == ("failed", "failed", None)
+    assert "plain text 3 times in a row" in end["reason"]
+    assert "harness.text_reply_reminders is 2" in end["reason"]
+    assert len(model.requests) == 3
+    assert len(of(events, EventType.REMINDER)) == 2
+
+
+def test_zero_reminders_fail_the_first_plain_reply() -> None:
+    model = ScriptedModel([plain("All done.")])
+    end = done(run_all(harness(model, reminders=0))).data
+    assert (end["status"], end["outcome"]) == ("failed", "failed")
+    assert len(model.requests) == 1
+
+
+def test_a_tool_call_resets_the_count_of_plain_replies() -> None:
+    steps = [plain("thinking"), reply(call("look", "c1")), plain("still thinking"), reply(call("look", "c2"))]
+    model = ScriptedModel([*steps, plain("hmm"), final("ok")])
+    events = run_all(harness(model, reminders=1))
+    assert done(events).data["status"] == "completed"
+    assert [e.data["reminder"] for e in of(events, EventType.REMINDER)] == [1, 1, 1]
+
+
+def test_a_question_for_the_operator_ends_the_task_without_a_claim() -> None:
+    question = "Which cup do you mean: the red one or the blue one?"
+    events = run_all(harness(ScriptedModel([plain(question)])))
+    end = done(events).data
+    assert (end["status"], end["outcome"], end["claim"]) == ("completed", "unverified", None)
+    assert end["finished_by"] == "operator_question" and end["report"] == question
+    assert of(events, EventType.REMINDER) == []
+
+
+def test_what_counts_as_a_question() -> None:
+    assert is_operator_question("Which table?")
+    assert is_operator_question("I see two cups.\nShould I take the **red** one?")
+    assert is_operator_question('Do you mean "the left table?"')
+    assert not is_operator_question("Is it there? I will check.")
+    assert not is_operator_question('{"success": true, "question": "why?"}')
+    assert not is_operator_question("<tool_response>what?</tool_response>")
+    assert not is_operator_question("Done.")
+
+
+def test_the_reminder_names_call_shaped_text_that_was_not_run() -> None:
+    unrecovered = ModelReply(
+        text='{"name": "fly", "arguments": {}}',
+        text_call_problems=("'fly' is not an offered tool (offered: look, pick)",),
+    )
+    model = ScriptedModel([unrecovered, final("ok")])
+    events = run_all(harness(model))
+    note = model.requests[1][-1]["content"]
+    assert "held JSON that was not run as a call: 'fly' is not an offered tool" in note
+    assert of(events, EventType.REMINDER)[0].data["text_call_problems"] == [
+        "'fly' is not an offered tool (offered: look, pick)"
+    ]
+
+
+# ---------------------------------------------------------------------- compact results
+def test_model_result_keeps_the_outcome_and_drops_the_noise() -> None:
+    envelope = {
+        "success": False,
+        "reason": "post-condition not met: the cup is not held",
+        "run_id": "run-7",
+        "refusal": None,
+        "tool_reported": {"picked": "red cup", "run_id": "run-7"},
+        "verdict": {
+            "status": "failure",
+            "run_id": "run-7",
+            "failure_reason": "gripper empty",
+            "evidence": "",
+        },
+        "notes": [],
+    }
+    assert model_result(envelope) == {
+        "success": False,
+        "reason": "post-condition not met: the cup is not held",
+        "tool_reported": {"picked": "red cup"},
+        "verdict": {"status": "failure", "failure_reason": "gripper empty"},
+    }
+    message = tool_message("c1", envelope)
+    assert message["content"].startswith('{"success": false, "reason": "post-condition not met')
+    assert "run" not in message["content"]
+    assert tool_message("c1", envelope) == message  # the same envelope, the same bytes
+
+
+def test_long_values_are_cut_for_the_model() -> None:
+    envelope = {"success": True, "result": {"items": list(range(50)), "text": "x" * 2000}}
+    compact = model_result(envelope)
+    assert len(compact["result"]["items"]) == 13  # 12 and a count of the rest
+    assert len(compact["result"]["text"]) < 500
+
+
+def test_the_model_reads_the_compact_result_and_the_record_keeps_the_envelope(tmp_path: Path) -> None:
+    verdict = Verdict(VerdictStatus.SUCCESS, "run-7", evidence="cup in the gripper")
+    model = ScriptedModel([reply(call("pick", target="red cup")), final("Picked.")])
+    memory = FileMemory(tmp_path / "memory")
+    observations = FakeObservations()
+    evaluator = FakeEvaluator(verdict)
+    runs = tmp_path / "runs"
+    events = run_all(
+        harness(model, observations=observations, evaluator=evaluator, memory=memory, runs_dir=runs),
+        task_id="t1",
+    )
+    assert tool_contents(model.requests[1]) == [
+        {
+            "success": True,
+            "picked": "red cup",
+            "verdict": {"status": "success", "evidence": "cup in the gripper"},
+        }
+    ]
+    full = of(events, EventType.TOOL_RESULT)[0].data["result"]
+    assert full["run_id"] == "run-7" and full["verdict"]["run_id"] == "run-7"
+    trajectory = json.loads((runs / "t1" / "trajectory.json").read_text(encoding="utf-8"))
+    recorded = trajectory["events"][0]["result"]
+    assert recorded["run_id"] == "run-7"
+    assert json.dumps(recorded).count("run-7") == 2
