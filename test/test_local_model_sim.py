@@ -35,7 +35,7 @@ INSTRUCTION = "Fetch the green bottle from the coffee table and put it on the ki
 MAX_TURNS = 10
 _TASK_TIMEOUT_S = 600.0
 _READY_TIMEOUT_S = 120.0
-LIMIT_REASONS = ("turn limit", "timed out", "time limit", "consecutive", "malformed", "reminder")
+LIMIT_REASONS = ("turn limit", "wall-time limit", "malformed decisions in a row", "text_reply_reminders")
 """How a task that a limit ended says so in its reason."""
 
 
@@ -174,7 +174,7 @@ def test_a_local_model_drives_one_sim_task_through_the_node(
             assert str(content.get("reason") or "").strip(), result
     # It ended by finish_task, an operator question or a limit: never a tool result taken as the report.
     if done["status"] == "completed":
-        assert done["finished_by"] in ("finish_task", "ask_operator", "question"), done
+        assert done["finished_by"] in ("finish_task", "operator_question"), done
         assert '"run_id"' not in done["report"] and "<tool_response>" not in done["report"], done
     else:
         reason = str(done.get("reason") or "").lower()

@@ -9,7 +9,7 @@ litellm model string and api base to use:
   harness-ros model serve --model 1.5b --port 8080
   harness-ros demo --model openai/qwen2.5-coder-1.5b-instruct --api-base http://127.0.0.1:8080/v1
 
-``--model local/1.5b`` (demo, eval) does both for the run's lifetime. See docs/local-model.md.
+``harness-ros demo --model local/1.5b`` does both for the run's lifetime. See docs/local-model.md.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def run_install(args: argparse.Namespace) -> int:
         ensure_model(spec, _say)
         print(
             f"serve it: harness-ros model serve --model {spec.name} "
-            f"(or --model local/{spec.name} in demo/eval)"
+            f"(or harness-ros demo --model local/{spec.name})"
         )
     return 0
 
