@@ -3,7 +3,10 @@
 Everything goes under the workdir (default ``~/.ros/harness_ros/demo/<timestamp>``):
 logs/, memory/, runs/<task>/ (run logs and HTML reports) and recording/ (a rosbag2).
 Without --model or HARNESS_MODEL, decisions come from the scripted demo policy, which
-is not a language model. Exit 0 when every task completed and its goal was verified.
+is not a language model. ``--model local/1.5b`` (or ``local/0.5b``, ``local/<file>.gguf``)
+installs that local model on first use and serves it with llama.cpp on 127.0.0.1 for the
+demo's lifetime (``make demo-local``; docs/local-model.md). Exit 0 when every task
+completed and its goal was verified.
 """
 
 from __future__ import annotations

@@ -602,6 +602,9 @@ class DemoRunner:
 
         if not 1 <= self.options.tasks <= len(DEMO_TASKS):
             raise HarnessError(f"--tasks must be between 1 and {len(DEMO_TASKS)}, got {self.options.tasks}")
+        if self.local and self.options.api_base:
+            msg = f"--api-base is for a server you run; {self.options.model!r} is served by the demo itself"
+            raise HarnessError(msg)
         self._prepare_workdir()
         config = self._config_path()
         outcomes: list[TaskOutcome] = []
