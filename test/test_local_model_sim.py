@@ -34,6 +34,7 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(900)]
 INSTRUCTION = "Fetch the green bottle from the coffee table and put it on the kitchen table."
 MAX_TURNS = 10
 _TASK_TIMEOUT_S = 600.0
+"""The node's wall-time limit for the task (a limit, so an honest ending); the client waits longer."""
 _READY_TIMEOUT_S = 120.0
 LIMIT_REASONS = ("turn limit", "wall-time limit", "malformed decisions in a row", "text_reply_reminders")
 """How a task that a limit ended says so in its reason."""
@@ -127,7 +128,11 @@ def test_a_local_model_drives_one_sim_task_through_the_node(
             runs=runs,
             model=endpoint.model,
             api_base=endpoint.api_base,
-            parameters={**LOCAL_NODE_PARAMETERS, "harness.max_turns": str(MAX_TURNS)},
+            parameters={
+                **LOCAL_NODE_PARAMETERS,
+                "harness.max_turns": str(MAX_TURNS),
+                "harness.task_timeout_s": f"{_TASK_TIMEOUT_S:g}",
+            },
         )
         children.append(ChildProcess("sim", sim_command(2.0), env, logs / "sim.log"))
         children.append(ChildProcess("node", node, env, logs / "node.log"))
@@ -141,12 +146,12 @@ def test_a_local_model_drives_one_sim_task_through_the_node(
                 INSTRUCTION,
                 "--json",
                 "--timeout",
-                f"{_TASK_TIMEOUT_S:g}",
+                f"{_TASK_TIMEOUT_S + 60:g}",
             ],
             env=env,
             capture_output=True,
             text=True,
-            timeout=_TASK_TIMEOUT_S + 60,
+            timeout=_TASK_TIMEOUT_S + 120,
             check=False,
         )
         truth = _ground_truth(ros_context)

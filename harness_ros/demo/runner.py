@@ -42,6 +42,7 @@ __all__ = [
     "DemoOptions",
     "TaskOutcome",
     "child_env",
+    "default_task_timeout",
     "default_workdir",
     "is_local",
     "is_scripted",
@@ -131,6 +132,16 @@ LOCAL_NODE_PARAMETERS: Mapping[str, str] = {
     "model.temperature": "0.0",
 }
 """Node parameters for a model the demo serves itself (``local/...``)."""
+
+
+LOCAL_TASK_TIMEOUT_S = 1800.0
+"""A task's wall-time limit with a local model (the first decision alone can take 5 minutes
+on two busy cores)."""
+
+
+def default_task_timeout(model: str | None) -> float:
+    """The demo's task timeout unless --task-timeout says otherwise."""
+    return LOCAL_TASK_TIMEOUT_S if is_local(model) else 300.0
 
 
 def is_scripted(model: str | None) -> bool:
@@ -323,6 +334,12 @@ class DemoRunner:
         )
         self.out(f"  decisions: this local model ({endpoint.model} through litellm), not a script")
 
+    def _local_parameters(self) -> dict[str, str]:
+        # The node's own wall-time limit ends the task (an honest "limit reached" outcome)
+        # before the demo's client gives up on it.
+        timeout = max(60.0, self.options.task_timeout_s - 60.0)
+        return {**LOCAL_NODE_PARAMETERS, "harness.task_timeout_s": f"{timeout:g}"}
+
     def _stop_local_model(self) -> None:
         if self.local_server is not None:
             how = self.local_server.stop()
@@ -338,7 +355,7 @@ class DemoRunner:
             model=self.model,
             api_base=self.api_base,
             record=self.recording if self.options.record else None,
-            parameters=LOCAL_NODE_PARAMETERS if self.local_server is not None else None,
+            parameters=self._local_parameters() if self.local_server is not None else None,
         )
         self.children.append(_Child("sim", sim, env, self.logs / "sim.log"))
         self.children.append(_Child("harness node", node, env, self.logs / "node.log"))
