@@ -1,7 +1,8 @@
 # harness_ros: two commands on a fresh machine.
 #   make demo   run the demo against the simulated robot
 #   make test   lint + the whole test suite
-# Both create .venv on first use and are no-ops afterwards.
+#   make demo-local   the same demo, decided by a local language model (llama.cpp, offline)
+# They create .venv on first use and are no-ops afterwards.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -9,7 +10,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.harness_ros-installed
 IFACE_STAMP := $(VENV)/.harness_ros-interfaces-built
 
-.PHONY: all venv interfaces demo test lint format check bench faults clean
+.PHONY: all venv interfaces demo demo-local local-model test-model test lint format check bench faults clean
+
+# The local model: 1.5b (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB, the demo's) or 0.5b (0.5 GB,
+# what the tests drive). Files go to ~/.cache/harness_ros/models, checked by sha256.
+LOCAL_MODEL ?= 1.5b
+TEST_LOCAL_MODEL ?= 0.5b
 
 all: test
 
@@ -31,6 +37,16 @@ $(IFACE_STAMP): $(STAMP) $(shell find interfaces -type f -not -path '*/build/*' 
 demo: $(IFACE_STAMP)
 	$(BIN)/harness-ros demo
 
+local-model: $(STAMP)
+	scripts/install_local_model.sh $(VENV) $(LOCAL_MODEL)
+
+demo-local: $(IFACE_STAMP) local-model
+	$(BIN)/harness-ros demo --model local/$(LOCAL_MODEL)
+
+# The model the real-model test drives (test/test_local_model_sim.py requires it in `make test`).
+test-model: $(STAMP)
+	scripts/install_local_model.sh $(VENV) $(TEST_LOCAL_MODEL)
+
 check: $(STAMP)
 	$(BIN)/harness-ros check --config config/example.yaml
 
@@ -43,8 +59,8 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix harness_ros test launch bench scripts setup.py
 
 # pytest exits 5 when it collected no test: that is a failure here too.
-test: $(IFACE_STAMP) lint
-	$(BIN)/python -m pytest -q test
+test: $(IFACE_STAMP) lint test-model
+	HARNESS_REQUIRE_LOCAL_MODEL=$(TEST_LOCAL_MODEL) $(BIN)/python -m pytest -q test
 
 bench: $(IFACE_STAMP)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -40,7 +40,9 @@ def add_workdir_option(parser: argparse.ArgumentParser, command: str) -> None:
     )
 
 
-def add_sim_run_options(parser: argparse.ArgumentParser, *, task_timeout_help: str) -> None:
+def add_sim_run_options(
+    parser: argparse.ArgumentParser, *, task_timeout_help: str, task_timeout_default: float | None = 300.0
+) -> None:
     """--sim-speed, --task-timeout and --config."""
     parser.add_argument(
         "--sim-speed",
@@ -49,7 +51,9 @@ def add_sim_run_options(parser: argparse.ArgumentParser, *, task_timeout_help: s
         metavar="X",
         help="simulated seconds per wall-clock second while the robot moves (default 2)",
     )
-    parser.add_argument("--task-timeout", type=float, default=300.0, metavar="S", help=task_timeout_help)
+    parser.add_argument(
+        "--task-timeout", type=float, default=task_timeout_default, metavar="S", help=task_timeout_help
+    )
     parser.add_argument("--config", type=Path, help="harness config (default: the shipped config/sim.yaml)")
 
 

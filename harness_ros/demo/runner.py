@@ -23,20 +23,28 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from harness_ros.config import DEMO_MODEL
 from harness_ros.demo.decide import POLICY_LABEL
 from harness_ros.demo.scenarios import DEMO_TASKS, DemoTask
 from harness_ros.errors import HarnessError
+from harness_ros.local_model.catalog import LOCAL_PREFIX
+from harness_ros.local_model.server import KEY_ENV as LOCAL_KEY_ENV
+
+if TYPE_CHECKING:
+    from harness_ros.local_model.server import LocalServer
 
 __all__ = [
+    "LOCAL_NODE_PARAMETERS",
     "ROS_ENV_KEYS",
     "ChildProcess",
     "DemoOptions",
     "TaskOutcome",
     "child_env",
+    "default_task_timeout",
     "default_workdir",
+    "is_local",
     "is_scripted",
     "node_command",
     "run_demo",
@@ -74,7 +82,8 @@ def default_workdir() -> Path:
 class DemoOptions:
     workdir: Path
     model: str | None = None
-    """A litellm model string; None = the scripted demo policy."""
+    """A litellm model string; None = the scripted demo policy; ``local/1.5b`` (``0.5b``, a
+    .gguf path): the demo serves that local model with llama.cpp for its lifetime."""
     api_base: str | None = None
     record: bool = True
     tasks: int = len(DEMO_TASKS)
@@ -98,6 +107,8 @@ class TaskOutcome:
     events: list[dict[str, Any]] = field(default_factory=list)
     outcome: str = "none"
     """The done event's outcome (succeeded, failed, unverified), or none."""
+    stats: dict[str, Any] = field(default_factory=dict)
+    """A language model's decisions, calls and timing in this task (``model_stats``)."""
 
     @property
     def ok(self) -> bool:
@@ -105,6 +116,34 @@ class TaskOutcome:
 
 
 # ---------------------------------------------------------------------- processes
+def is_local(model: str | None) -> bool:
+    """Whether the demo serves the model itself (``local/1.5b``, ``local/0.5b``, ``local/<file>.gguf``)."""
+    return model is not None and model.startswith(LOCAL_PREFIX)
+
+
+LOCAL_NODE_PARAMETERS: Mapping[str, str] = {
+    "model.api_key_env": LOCAL_KEY_ENV,
+    # A 2-core CPU reads ~30-60 prompt tokens/s: the first decision (~3,000 tokens) takes
+    # 1-2 minutes and more under load. Later decisions reuse llama.cpp's prompt cache.
+    "model.timeout_s": "900",
+    # The served context (16,384 tokens) minus room for the reply: compaction starts before it overflows.
+    "model.context_window_tokens": "14000",
+    # Greedy decoding: a small model's tool calls are most often well-formed this way, and runs repeat.
+    "model.temperature": "0.0",
+}
+"""Node parameters for a model the demo serves itself (``local/...``)."""
+
+
+LOCAL_TASK_TIMEOUT_S = 1800.0
+"""A task's wall-time limit with a local model (the first decision alone can take 5 minutes
+on two busy cores)."""
+
+
+def default_task_timeout(model: str | None) -> float:
+    """The demo's task timeout unless --task-timeout says otherwise."""
+    return LOCAL_TASK_TIMEOUT_S if is_local(model) else 300.0
+
+
 def is_scripted(model: str | None) -> bool:
     """Whether decisions come from the scripted demo policy (no model, or ``harness_demo/...``)."""
     return model is None or model.startswith(DEMO_MODEL.split("/", 1)[0] + "/")
@@ -238,6 +277,10 @@ class DemoRunner:
         self.runs = self.workdir / "runs"
         self.recording = self.workdir / "recording"
         self.children: list[_Child] = []
+        self.local_server: LocalServer | None = None
+        self.model = options.model
+        """The litellm model string the node gets (a ``local/`` one resolved once served)."""
+        self.api_base = options.api_base
 
     # -------------------------------------------------------------- set-up
     def _prepare_workdir(self) -> None:
@@ -262,8 +305,46 @@ class DemoRunner:
     def scripted(self) -> bool:
         return is_scripted(self.options.model)
 
+    @property
+    def local(self) -> bool:
+        return is_local(self.options.model)
+
     def _env(self, domain: int) -> dict[str, str]:
-        return child_env(domain, self.logs / "ros", self.options.model)
+        env = child_env(domain, self.logs / "ros", self.model)
+        if self.local_server is not None:
+            env[LOCAL_KEY_ENV] = self.local_server.api_key
+        return env
+
+    def _start_local_model(self) -> None:
+        """Serve the ``local/...`` model (installing it on first use) before the node starts."""
+        from harness_ros.local_model.server import LocalServer
+
+        name = str(self.options.model).removeprefix(LOCAL_PREFIX)
+        log = self.logs / "model_server.log"
+        self.out(
+            f"starting the local model server for {name!r} (log {log}; installs the model on first use) ..."
+        )
+        started = time.monotonic()
+        self.local_server = LocalServer(name, log)
+        endpoint = self.local_server.start()
+        self.model, self.api_base = endpoint.model, endpoint.api_base
+        self.out(
+            f"  llama.cpp serves {Path(endpoint.model_path).name} at {endpoint.api_base} "
+            f"after {time.monotonic() - started:.1f} s"
+        )
+        self.out(f"  decisions: this local model ({endpoint.model} through litellm), not a script")
+
+    def _local_parameters(self) -> dict[str, str]:
+        # The node's own wall-time limit ends the task (an honest "limit reached" outcome)
+        # before the demo's client gives up on it.
+        timeout = max(60.0, self.options.task_timeout_s - 60.0)
+        return {**LOCAL_NODE_PARAMETERS, "harness.task_timeout_s": f"{timeout:g}"}
+
+    def _stop_local_model(self) -> None:
+        if self.local_server is not None:
+            how = self.local_server.stop()
+            if how == "killed":
+                self.out(f"  the local model server did not stop within {_STOP_WAIT_S:g} s and was killed")
 
     def _start(self, env: Mapping[str, str], config: Path) -> None:
         sim = sim_command(self.options.sim_speed)
@@ -271,9 +352,10 @@ class DemoRunner:
             config,
             memory=self.memory,
             runs=self.runs,
-            model=self.options.model,
-            api_base=self.options.api_base,
+            model=self.model,
+            api_base=self.api_base,
             record=self.recording if self.options.record else None,
+            parameters=self._local_parameters() if self.local_server is not None else None,
         )
         self.children.append(_Child("sim", sim, env, self.logs / "sim.log"))
         self.children.append(_Child("harness node", node, env, self.logs / "node.log"))
@@ -363,6 +445,12 @@ class DemoRunner:
             self.out("  final report:")
             for line in outcome.report.splitlines():
                 self.out(f"    | {line}")
+        if not self.scripted:
+            from harness_ros.demo.model_stats import decision_stats
+
+            outcome.stats = decision_stats(events).as_dict()
+            for line in decision_stats(events).lines():
+                self.out(f"  {line}")
         mark = "verified" if outcome.verified else "NOT verified"
         self.out(f"  outcome: {outcome.outcome.upper()} ({_outcome_basis(done)})")
         self.out(f"  status: {outcome.status}; goal {mark}: {outcome.verification}")
@@ -456,6 +544,28 @@ class DemoRunner:
             self.out("  task 2 started with this experience summary in pick_object's tool definition:")
             self.out(f"    {summary!r}")
 
+    def _write_stats(self, outcomes: Sequence[TaskOutcome]) -> None:
+        """``<workdir>/model_stats.json``: per task, what a language model did (not for the script)."""
+        if self.scripted:
+            return
+        tasks = [
+            {
+                "task_id": o.task_id,
+                "status": o.status,
+                "outcome": o.outcome,
+                "verified": o.verified,
+                **o.stats,
+            }
+            for o in outcomes
+        ]
+        record = {
+            "model": self.options.model,
+            "served_as": self.model,
+            "api_base": self.api_base,
+            "tasks": tasks,
+        }
+        (self.workdir / "model_stats.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
     def _write_reports(self, outcomes: Sequence[TaskOutcome]) -> list[Path]:
         try:
             from harness_ros.report import write_report
@@ -491,7 +601,7 @@ class DemoRunner:
                 size = sum(f.stat().st_size for f in bag.rglob("*") if f.is_file()) / 1e6
                 self.out(f"  recording:  {bag} ({size:.1f} MB)")
                 # The model by name: replay's default config sets none, and never falls back to a script.
-                model = self.options.model or DEMO_MODEL
+                model = self.model or DEMO_MODEL
                 replay = f"harness-ros replay {bag} --mode consolidate --dry-run --model {model}"
                 self.out(f"              replay it: {replay}")
             if not bags:
@@ -502,7 +612,12 @@ class DemoRunner:
     def _announce(self, domain: int) -> None:
         self.out("harness-ros demo: a simulated mobile manipulator fetches two objects and learns")
         self.out(f"  workdir: {self.workdir}")
-        if self.scripted:
+        if self.local:
+            self.out(
+                f"  decisions: the local language model {self.options.model!r}, served by llama.cpp on this "
+                "machine (2 threads);\n    its first decision reads a ~3,000-token prompt: minutes on 2 cores"
+            )
+        elif self.scripted:
             self.out(f"  decisions: the {POLICY_LABEL}.")
             self.out("    It stands in for a model so the demo runs without an API key; set HARNESS_MODEL")
             self.out("    or --model (openai/gpt-4o-mini, anthropic/..., ollama/...) for real decisions.")
@@ -520,12 +635,19 @@ class DemoRunner:
 
         if not 1 <= self.options.tasks <= len(DEMO_TASKS):
             raise HarnessError(f"--tasks must be between 1 and {len(DEMO_TASKS)}, got {self.options.tasks}")
+        if self.local and self.options.api_base:
+            msg = f"--api-base is for a server you run; {self.options.model!r} is served by the demo itself"
+            raise HarnessError(msg)
         self._prepare_workdir()
         config = self._config_path()
         outcomes: list[TaskOutcome] = []
-        with domain_id() as domain:
-            env = self._env(domain)
+        with domain_id() as domain, contextlib.ExitStack() as stack:
             self._announce(domain)
+            if self.local:
+                # Stopped after the node (the ExitStack closes last): the node's last call may still run.
+                stack.callback(self._stop_local_model)
+                self._start_local_model()
+            env = self._env(domain)
             with _environ({key: env[key] for key in _ROS_ENV_KEYS}):
                 try:
                     self.out(f"starting the simulated robot and the harness node (logs in {self.logs}) ...")
@@ -536,11 +658,15 @@ class DemoRunner:
                 finally:
                     self._stop_children()
         self._print_learning(outcomes)
+        self._write_stats(outcomes)
         reports = self._write_reports(outcomes)
         self._print_locations(outcomes, reports)
         ok = len(outcomes) == self.options.tasks and all(o.ok for o in outcomes)
         self.out("")
-        label = f" (decisions by the {POLICY_LABEL})" if self.scripted else ""
+        if self.scripted:
+            label = f" (decisions by the {POLICY_LABEL})"
+        else:
+            label = f" (decisions by the model {self.model}{' served locally' if self.local else ''})"
         tally = ", ".join(f"task {n} {o.outcome}" for n, o in enumerate(outcomes, start=1))
         if ok:
             self.out(f"demo: all {len(outcomes)} task(s) completed and verified ({tally}){label}")

