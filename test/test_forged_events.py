@@ -40,10 +40,11 @@ def failing_policy(body: dict[str, Any]) -> Any:
 
 @pytest.fixture
 def failing_node(tmp_path: Path, ros_env: dict[str, str]) -> Iterator[Path]:
-    """A harness node process whose tasks fail, each model turn taking 1.5 s; its log path."""
+    """A harness node process whose tasks fail, each model turn taking 2.5 s (the forger's
+    window); its log path."""
     env = {**ros_env, "LOOPBACK_TOKEN": "not-a-real-key"}
     server = ServerProcess("succeed", env)
-    with LoopbackLLMServer(failing_policy, delay_s=1.5) as llm:
+    with LoopbackLLMServer(failing_policy, delay_s=2.5) as llm:
         log = tmp_path / "node.log"
         with log.open("wb") as handle:
             node = subprocess.Popen(
