@@ -197,3 +197,35 @@ def test_sensors_without_any_sensor_topic_is_a_config_error(ros_env: dict[str, s
     assert result.returncode == 1
     assert "no sensor topic configured" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_sensor_topics_lists_each_configured_topic_once_with_its_role() -> None:
+    from harness_ros.commands.sensors import sensor_topics
+    from harness_ros.config import HarnessConfig
+
+    config = HarnessConfig.model_validate(
+        {
+            "observations": {
+                "views": {
+                    "wrist": {"topic": "/wrist/image", "camera_info": "/head/depth/info", "qos": "reliable"},
+                    "front": {"topic": "/head/image", "compressed": True, "camera_info": "/head/info"},
+                },
+                "depth": {"topic": "/head/depth", "camera_info": "/head/depth/info", "view": "front"},
+                "clearance": {
+                    "scan_topic": "/scan",
+                    "sources": [{"range_topic": "/sonar", "mount": {"yaw_rad": 3.14}}],
+                },
+            }
+        }
+    )
+    listed = [(t.role, t.topic, t.expected_type, t.qos) for t in sensor_topics(config)]
+    assert listed == [
+        ("view wrist", "/wrist/image", "sensor_msgs/msg/Image", "reliable"),
+        # shared with depth, which reads it: listed once, under the role the node reads it for
+        ("depth camera_info", "/head/depth/info", "sensor_msgs/msg/CameraInfo", "sensor_data"),
+        ("view front", "/head/image", "sensor_msgs/msg/CompressedImage", "sensor_data"),
+        ("view front camera_info", "/head/info", "sensor_msgs/msg/CameraInfo", "sensor_data"),
+        ("depth", "/head/depth", "sensor_msgs/msg/Image", "sensor_data"),
+        ("clearance scan", "/scan", "sensor_msgs/msg/LaserScan", "sensor_data"),
+        ("clearance /sonar", "/sonar", "sensor_msgs/msg/Range", "sensor_data"),
+    ]

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SensorTopic", "register", "sensor_topics"]
 
+_CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
+_UNUSED = " (unused: only depth.view's is read)"
+
 
 @dataclass(frozen=True)
 class SensorTopic:
@@ -86,7 +89,7 @@ def sensor_topics(config: HarnessConfig) -> list[SensorTopic]:
         out.append(SensorTopic(f"view {name}", view.topic, types[view.topic], view.qos, key))
         if view.camera_info:
             registers = obs.depth is not None and obs.depth.view == name and obs.depth.camera_info is not None
-            role = f"view {name} camera_info" + ("" if registers else " (unused: only depth.view's is read)")
+            role = f"view {name} camera_info" + ("" if registers else _UNUSED)
             out.append(SensorTopic(role, view.camera_info, _CAMERA_INFO, view.qos, key))
     if obs.depth is not None:
         key = "observations.depth.qos"
@@ -106,14 +109,14 @@ def sensor_topics(config: HarnessConfig) -> list[SensorTopic]:
                     "observations.clearance.qos",
                 )
             )
-    # a topic named twice (a camera_info shared by two views) is listed once
+    # a topic named twice (a camera_info shared by two views) is listed once, under a role
+    # the node reads it for when it has one
     unique: dict[str, SensorTopic] = {}
     for entry in out:
-        unique.setdefault(entry.topic, entry)
+        kept = unique.get(entry.topic)
+        if kept is None or (_UNUSED in kept.role and _UNUSED not in entry.role):
+            unique[entry.topic] = entry
     return list(unique.values())
-
-
-_CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
 
 
 def _policy(value: Any) -> str:
