@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from harness_ros.evaluation.contracts import VerdictStatus
 from harness_ros.observation.contracts import Observation
-from harness_ros.sim import World, apartment_spec
+from harness_ros.sim import Pose2D, World, apartment_spec
 
 pytestmark = pytest.mark.ros
 
@@ -51,6 +52,47 @@ def test_judge_fails_a_navigation_that_stopped_far_from_its_target() -> None:
     assert not check.ok and "from red_cup" in check.reason
     state["robot"]["busy"] = "navigate_to"
     assert "still busy" in GroundTruthJudge().judge("navigate_to", state, None).reason
+
+
+def test_next_to_an_object_means_within_the_reach_the_pick_applies() -> None:
+    from harness_ros.ros.sim.evaluator import GroundTruthJudge
+
+    world = World(apartment_spec(), seed=0)
+    assert world.navigate_to("kitchen").success and world.navigate_to("blue_mug").success
+    state = _state(world)
+    near = GroundTruthJudge().judge("navigate_to", state, None)
+    assert near.ok and "0.55 m from blue_mug at (0.45, 2.40) (arm's reach 0.75 m)" in near.evidence
+    # Where the sim used to park, on the counter's far side: 0.95 m, and the pick would fail.
+    state["robot"] = {**state["robot"], "x": 0.45, "y": 1.45}
+    far = GroundTruthJudge().judge("navigate_to", state, None)
+    assert not far.ok
+    assert far.reason == "the base stopped 0.95 m from blue_mug, beyond the arm's reach (0.75 m)"
+    world.pose = Pose2D(0.45, 1.45, math.pi / 2)
+    assert world.pick_object("blue_mug").message == "object out of reach: 0.95 m > 0.75 m"
+    # The reach is the world's own (Gazebo's robot reaches 0.85 m), never assumed.
+    state["robot"]["reach_m"] = 0.96
+    assert GroundTruthJudge().judge("navigate_to", state, None).ok
+    del state["robot"]["reach_m"]
+    missing = GroundTruthJudge().judge("navigate_to", state, None)
+    assert not missing.ok and "robot.reach_m" in missing.reason
+
+
+def test_next_to_a_surface_means_its_nearest_edge_within_reach() -> None:
+    from harness_ros.ros.sim.evaluator import GroundTruthJudge
+
+    world = World(apartment_spec(), seed=0)
+    assert world.navigate_to("kitchen_table").success  # 0.55 m off the table's east edge
+    state = _state(world)
+    check = GroundTruthJudge().judge("navigate_to", state, None)
+    assert check.ok and "0.55 m from the nearest edge of kitchen_table" in check.evidence
+    state["robot"] = {**state["robot"], "x": 2.4 + 0.8}  # 0.80 m off the edge
+    far = GroundTruthJudge().judge("navigate_to", state, None)
+    assert not far.ok and far.reason.startswith("the base stopped 0.80 m from kitchen_table, beyond")
+    # A standoff asked beyond the reach is judged as asked.
+    world = World(apartment_spec(), seed=0)
+    assert world.navigate_to("kitchen_table", standoff_m=1.0).success
+    asked = GroundTruthJudge().judge("navigate_to", _state(world), None)
+    assert asked.ok and "standoff 1.00 m asked" in asked.evidence
 
 
 def test_evaluator_judges_fresh_ground_truth_from_the_topic(ros_context: Any) -> None:

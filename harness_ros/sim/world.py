@@ -247,10 +247,10 @@ class World:
     def ground_truth(self) -> dict[str, Any]:
         """The state an evaluator judges post-conditions from (JSON-serialisable).
 
-        Keys: world, seed, version (bumps on every change), robot {x, y, yaw, area, busy},
-        gripper {holding}, objects {id: {x, y, z, on, area, colour}}, surfaces
-        {id: {x, y, height, area, objects}}, areas [names], last_action, actions (last 20:
-        {index, action, arguments, success, message}).
+        Keys: world, seed, version (bumps on every change), robot {x, y, yaw, area, busy,
+        reach_m}, gripper {holding}, objects {id: {x, y, z, on, area, colour}}, surfaces
+        {id: {x, y, size_x, size_y, height, area, objects}}, areas [names], last_action,
+        actions (last 20: {index, action, arguments, success, message}).
         """
         objects: dict[str, Any] = {}
         for object_id, state in self.objects.items():
@@ -267,6 +267,8 @@ class World:
             box.id: {
                 "x": box.x,
                 "y": box.y,
+                "size_x": box.size_x,
+                "size_y": box.size_y,
                 "height": box.height,
                 "area": self.area_of(box.x, box.y),
                 "objects": sorted(i for i, s in self.objects.items() if s.on == box.id),
@@ -284,6 +286,7 @@ class World:
                 "yaw": round(self.pose.yaw, 3),
                 "area": self.area_of(self.pose.x, self.pose.y),
                 "busy": self.active.action if self.active is not None else None,
+                "reach_m": self.spec.robot.reach_m,
             },
             "gripper": {"holding": self.holding},
             "objects": objects,
@@ -477,7 +480,12 @@ class World:
                 return f"{target} is in the gripper"
             pose = self._object_approach(state, standoff)
             if pose is None:
-                return f"no free place to park next to {target}"
+                within = (
+                    ""
+                    if standoff is not None
+                    else f" within the arm's reach ({self.spec.robot.reach_m:.2f} m)"
+                )
+                return f"no free place to park next to {target}{within}"
             ox, oy = state.x, state.y
             return pose, lambda p: p.distance_to(ox, oy)
         return (
@@ -507,7 +515,12 @@ class World:
         return Pose2D(x, y, yaw)
 
     def _object_approach(self, state: ObjectState, standoff: float | None) -> Pose2D | None:
-        """Park straight across the nearest edge of the object's surface, as close as allowed."""
+        """Park straight across an edge of the object's surface, as close as allowed.
+
+        "Next to" an object means within the arm's reach of it (``RobotSpec.reach_m``, the
+        limit ``pick_object`` applies): without a ``standoff`` only edges close enough to
+        park within reach count, so arriving means the object can be picked from there.
+        """
         surface = self._surface(state.on)
         x0, y0, x1, y1 = surface.bounds
         clearance = self.spec.robot.footprint_radius_m + OBJECT_EDGE_GAP_M
@@ -520,6 +533,8 @@ class World:
             (0.0, -1.0, oy - y0),
         ):
             reach_out = max(edge_distance + clearance, standoff or 0.0)
+            if standoff is None and reach_out > self.spec.robot.reach_m:
+                continue
             x, y = ox + nx * reach_out, oy + ny * reach_out
             if self.collision(x, y) is None:
                 blocked = self._path_blocker(x, y) is not None

@@ -10,8 +10,10 @@ action's own success flag:
     pick_object   the gripper holds the requested object
     place_object  the object last seen in the gripper is on the requested surface,
                   and the gripper is empty
-    navigate_to   the base is stopped, and in the requested area, or near the
-                  requested surface or object
+    navigate_to   the base is stopped, and in the requested area, or next to the
+                  requested surface or object: within the arm's reach (the ground
+                  truth's robot.reach_m, the limit pick_object and place_object apply)
+                  of the object, or of the surface's nearest edge
 
 Anything it cannot establish is a failure verdict with the reason (fail closed);
 the evidence quotes the ground truth it used.
@@ -52,11 +54,9 @@ GROUND_TRUTH_QOS = QoSProfile(
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
 )
 
-NEAR_OBJECT_M = 1.0
-"""navigate_to an object: the base centre ends at most this far from it."""
-NEAR_SURFACE_M = 1.2
-"""navigate_to a surface: the base centre ends at most this far from the surface's centre
-plus its half-diagonal when the world's surface sizes are known, else from its centre."""
+STANDOFF_TOLERANCE_M = 0.1
+"""navigate_to with a standoff beyond the arm's reach: how much farther than asked the base
+may stop (the Gazebo controller stops within 0.05 m of its goal)."""
 
 
 @dataclass(frozen=True)
@@ -71,13 +71,7 @@ def _fmt_xy(entry: Mapping[str, Any]) -> str:
 
 
 class GroundTruthJudge:
-    """Pure judging of one ground-truth state (no ROS), for ``SimGroundTruthEvaluator``.
-
-    ``surface_radius`` maps a surface id to its half-diagonal (m) when the world is known.
-    """
-
-    def __init__(self, surface_radius: Mapping[str, float] | None = None) -> None:
-        self._surface_radius = dict(surface_radius or {})
+    """Pure judging of one ground-truth state (no ROS), for ``SimGroundTruthEvaluator``."""
 
     def judge(self, tool: str, state: Mapping[str, Any], last_held: str | None) -> _Check:
         record = _latest_record(state, tool)
@@ -94,7 +88,7 @@ class GroundTruthJudge:
         if tool == "place_object":
             return self._place(str(arguments.get("surface_id") or ""), state, last_held, prefix)
         if tool == "navigate_to":
-            return self._navigate(str(arguments.get("target") or ""), state, prefix)
+            return self._navigate(arguments, state, prefix)
         return _Check(False, f"no ground-truth check is defined for tool {tool!r}", prefix)
 
     @staticmethod
@@ -121,7 +115,13 @@ class GroundTruthJudge:
             return _Check(False, f"the gripper still holds {holding!r}", evidence)
         return _Check(False, f"{last_held} is on {on!r}, not on {surface_id!r}", evidence)
 
-    def _navigate(self, target: str, state: Mapping[str, Any], prefix: str) -> _Check:
+    @staticmethod
+    def _navigate(arguments: Mapping[str, Any], state: Mapping[str, Any], prefix: str) -> _Check:
+        """In the requested area, or next to the requested object or surface: within the
+        arm's reach (the ground truth's ``robot.reach_m``, the limit pick and place apply)
+        of the object, or of the surface's nearest edge. A standoff asked beyond the reach
+        is judged as asked (up to ``STANDOFF_TOLERANCE_M`` farther)."""
+        target = str(arguments.get("target") or "")
         robot = state.get("robot") or {}
         rx, ry = float(robot.get("x", math.nan)), float(robot.get("y", math.nan))
         where = f"{prefix}: base stopped at {_fmt_xy(robot)} in {robot.get('area') or 'no area'!r}"
@@ -132,17 +132,40 @@ class GroundTruthJudge:
         objects = state.get("objects") or {}
         surfaces = state.get("surfaces") or {}
         if target in objects:
-            entry, limit = objects[target], NEAR_OBJECT_M
+            entry = objects[target]
+            distance = math.hypot(float(entry["x"]) - rx, float(entry["y"]) - ry)
+            what = f"{target} at {_fmt_xy(entry)}"
         elif target in surfaces:
-            entry, limit = surfaces[target], NEAR_SURFACE_M + self._surface_radius.get(target, 0.0)
+            entry = surfaces[target]
+            if "size_x" not in entry or "size_y" not in entry:
+                return _Check(False, f"the ground truth does not give the size of {target}", where)
+            dx = max(abs(rx - float(entry["x"])) - float(entry["size_x"]) / 2, 0.0)
+            dy = max(abs(ry - float(entry["y"])) - float(entry["size_y"]) / 2, 0.0)
+            distance = math.hypot(dx, dy)
+            what = f"the nearest edge of {target}"
         else:
             return _Check(False, f"{target!r} is not an area, surface or object of the sim", where)
-        distance = math.hypot(float(entry["x"]) - rx, float(entry["y"]) - ry)
-        evidence = f"{where}, {distance:.2f} m from {target} at {_fmt_xy(entry)}"
-        if distance <= limit:
+        reach = robot.get("reach_m")
+        if not isinstance(reach, int | float) or not math.isfinite(reach) or reach <= 0:
+            return _Check(False, "the ground truth does not give the arm's reach (robot.reach_m)", where)
+        standoff = arguments.get("standoff_m")
+        asked = float(standoff) if isinstance(standoff, int | float) and math.isfinite(standoff) else 0.0
+        evidence = f"{where}, {distance:.2f} m from {what} (arm's reach {reach:.2f} m)"
+        if asked > reach:
+            limit = asked + STANDOFF_TOLERANCE_M
+            if distance <= limit:
+                return _Check(True, "", f"{evidence}; standoff {asked:.2f} m asked")
+            return _Check(
+                False,
+                f"the base stopped {distance:.2f} m from {target}, not at the {asked:.2f} m asked",
+                evidence,
+            )
+        if distance <= reach:
             return _Check(True, "", evidence)
         return _Check(
-            False, f"the base stopped {distance:.2f} m from {target} (limit {limit:.2f} m)", evidence
+            False,
+            f"the base stopped {distance:.2f} m from {target}, beyond the arm's reach ({reach:.2f} m)",
+            evidence,
         )
 
 
@@ -206,18 +229,6 @@ def _latest_record(state: Mapping[str, Any], tool: str) -> Mapping[str, Any] | N
     return None
 
 
-def _surface_radii(world: str) -> dict[str, float]:
-    """Half-diagonals of the surfaces of a built-in world (empty for an unknown one)."""
-    from harness_ros.errors import ConfigError
-    from harness_ros.sim.spec import world_spec_by_name
-
-    try:
-        spec = world_spec_by_name(world)
-    except ConfigError:
-        return {}
-    return {b.id: math.hypot(b.size_x, b.size_y) / 2 for b in spec.boxes if b.kind == "surface"}
-
-
 class SimGroundTruthEvaluator:
     """``EvaluatorProtocol`` over the sim's ground-truth topic."""
 
@@ -235,7 +246,7 @@ class SimGroundTruthEvaluator:
         self._cond = threading.Condition()
         self._state: dict[str, Any] | None = None
         self._last_held: str | None = None
-        self._judge: GroundTruthJudge | None = None
+        self._judge = GroundTruthJudge()
         self._subscription = node.create_subscription(
             String, topic, self._on_state, GROUND_TRUTH_QOS, callback_group=callback_group
         )
@@ -283,8 +294,6 @@ class SimGroundTruthEvaluator:
             return Verdict(
                 VerdictStatus.FAILURE, run_id, reason, f"waited {time.monotonic() - started:.1f} s"
             )
-        if self._judge is None:
-            self._judge = GroundTruthJudge(_surface_radii(str(state.get("world") or "")))
         check = self._judge.judge(tool, state, last_held)
         if check.ok:
             return Verdict(VerdictStatus.SUCCESS, run_id, None, check.evidence)
