@@ -421,3 +421,22 @@ def test_a_binding_that_does_not_fit_names_the_distro_and_the_fix(
     assert sorted(parsed(lines, "tool", "skippable")) == ["drive_forward"], lines
     warned = [line for line in lines if "(optional: true, so the tool is left out)" in line]
     assert warned and "tool 'spin': goal field 'disable_collision_checks'" in warned[0], lines
+
+
+@pytest.mark.parametrize("distro", ["humble", "jazzy"])
+def test_harness_ros_tools_prints_the_robot_config_on_the_distro(
+    distro: str, ros_env: dict[str, str]
+) -> None:
+    # `harness-ros tools` (and check) bind as the node does: what a distro lacks is left out.
+    require(distro)
+    cli = [sys.executable, "-c", "import sys; from harness_ros.cli import main; sys.exit(main())"]
+    proc = subprocess.run(
+        [*cli, "tools", "--config", str(ROBOT), "--json"],
+        env=distro_env(distro, ros_env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "spin" in proc.stdout and "disable_collision_checks" not in proc.stdout

@@ -49,7 +49,7 @@ def model_tool_definitions(config: HarnessConfig) -> list[dict[str, Any]]:
     """Per tool, in the order the model sees them: name, tokens, budget (None for the
     built-in skill tools) and the definition. Raises ToolError as start-up would."""
     from harness_ros.errors import ToolError
-    from harness_ros.ros.interfaces import binding_schema
+    from harness_ros.ros.interfaces import binding_schema, fit_to_installed
     from harness_ros.tools import ToolRegistry, skill_tools
     from harness_ros.tools.binding import binding_spec, check_definition_budget, definition_tokens
 
@@ -57,6 +57,7 @@ def model_tool_definitions(config: HarnessConfig) -> list[dict[str, Any]]:
     budgets: dict[str, int] = {}
     for binding in config.tools:
         try:
+            binding = fit_to_installed(binding)  # noqa: PLW2901 - as the node binds it
             schema, _compiled = binding_schema(binding)
             spec = binding_spec(binding, schema)
             check_definition_budget(spec, binding.max_definition_tokens)

@@ -43,10 +43,10 @@ from harness_ros.errors import ToolError
 from harness_ros.ros.distros import constants_of, describe_installed
 from harness_ros.ros.interfaces import (
     FieldError,
-    MessageTypeInfo,
     binding_schema,
     field_type,
     fill_message,
+    fit_to_installed,
     get_field,
     import_interface,
     message_to_jsonable,
@@ -142,9 +142,7 @@ class _RosTool:
     ) -> None:
         self._node = node
         self._logger = node.get_logger()
-        binding = self._binding = _without_absent_optional_fields(
-            binding, request_class, result_class, feedback_class, self._logger
-        )
+        binding = self._binding = fit_to_installed(binding, log=self._logger.info)
         self._request_class = request_class
         self._code_words = _constant_words(result_class, binding.error_code_field)
         schema, self._compiled = binding_schema(binding)
@@ -681,54 +679,6 @@ def _distro_advice(binding: ToolBinding, text: str) -> str:
     else:
         change = "check the binding against this distribution's type (docs/robot.md, ROS distributions)"
     return f" [{looks}: {change}]"
-
-
-def _without_absent_optional_fields(
-    binding: ToolBinding,
-    request_class: type,
-    result_class: type,
-    feedback_class: type | None,
-    logger: Any,
-) -> ToolBinding:
-    """``binding`` less the ``optional_fields`` the installed types do not have: a goal
-    constant is left out (the server's default applies), a result or feedback field is
-    not read. Each is logged at info level with the distribution the type looks like."""
-    if not binding.optional_fields:
-        return binding
-    goal_info = MessageTypeInfo(request_class)
-    update: dict[str, Any] = {}
-    goal = dict(binding.goal)
-    result_fields = dict(binding.result_fields) if binding.result_fields is not None else None
-    feedback_fields = dict(binding.feedback_fields) if binding.feedback_fields is not None else None
-    left_out = []
-    for entry in binding.optional_fields:
-        role, _, path = entry.partition(".")
-        if role == "goal":
-            if goal_info.field(path) is not None:
-                continue
-            goal.pop(path, None)
-            update["goal"] = goal
-        else:
-            msg_class = result_class if role == "result" else feedback_class
-            if msg_class is None or field_type(msg_class, path) is not None:
-                continue
-            if role == "result":
-                for key in ("error_code_field", "message_field", "success_field"):
-                    if getattr(binding, key) == path:
-                        update[key] = None
-            projection = result_fields if role == "result" else feedback_fields
-            if projection is not None:
-                for name in [n for n, dotted in projection.items() if dotted == path]:
-                    del projection[name]
-                update[f"{role}_fields"] = projection
-        left_out.append(entry)
-    if left_out:
-        looks = describe_installed(binding.type) or f"the installed {binding.type}"
-        logger.info(
-            f"tool {binding.name!r}: {', '.join(left_out)} left out: not in the installed "
-            f"{binding.type} ({looks}); optional_fields allows it"
-        )
-    return binding.model_copy(update=update) if update else binding
 
 
 def _constant_words(result_class: type, error_code_field: str | None) -> dict[int, str]:
