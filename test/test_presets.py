@@ -273,6 +273,29 @@ def test_error_codes_reach_the_model_as_words(node: Any, servers: Any, config: H
         tool.destroy()
 
 
+def test_error_words_come_from_the_installed_type_when_the_binding_has_none(
+    node: Any, servers: Any, config: HarnessConfig
+) -> None:
+    bare = [
+        tool.model_copy(update={"error_codes": {}})
+        if tool.name in ("drive_forward", "navigate_to_pose")
+        else tool
+        for tool in config.tools
+    ]
+    tools = tools_of(node, config.model_copy(update={"tools": bare}), servers("fail"))
+    # 723 is DriveOnHeading's COLLISION_AHEAD constant on this distribution.
+    drive = run(tools["drive_forward"], {"distance": 1.0})
+    assert (drive["error"], drive["error_code"]) == ("collision ahead", 723)
+    # 208 is a planner's code, no constant of NavigateToPose: named by its number.
+    navigate = run(tools["navigate_to_pose"], {"x": 1.0, "y": 1.0})
+    assert navigate["reason"] == (
+        "action server '/navigate_to_pose' aborted the goal: "
+        "unlisted error code (error code 208): no path around the sofa"
+    )
+    for tool in tools.values():
+        tool.destroy()
+
+
 def test_a_navigation_that_succeeded_with_an_error_code_is_a_success(
     node: Any, servers: Any, config: HarnessConfig
 ) -> None:

@@ -324,9 +324,9 @@ class _RosTool:
 
     def _error_words(self, code: int) -> str:
         """The binding's words for ``code``, else the installed result type's constant for
-        it (so each distribution's own codes read as words), else the bare number."""
-        words = self._binding.error_codes.get(code) or self._code_words.get(code)
-        return words or f"unlisted error code {code}"
+        it (so each distribution's own codes read as words); else the reason names only
+        the number, ``unlisted error code (error code N)``."""
+        return self._binding.error_codes.get(code) or self._code_words.get(code) or "unlisted error code"
 
     def _notify(self, feedback: FeedbackSink | None, jsonable: dict[str, Any]) -> None:
         if feedback is None:
