@@ -49,7 +49,7 @@ def documented_base_paths() -> list[tuple[str, list[str]]]:
     found = []
     for doc in ("robot.md", "gazebo.md"):
         text = (REPO_ROOT / "docs" / doc).read_text(encoding="utf-8")
-        for match in re.finditer(r"colcon build --base-paths ((?:[\w/.-]+ ?)+?) --", text):
+        for match in re.finditer(r"colcon build --base-paths ([^\n]*?) --packages-up-to", text):
             found.append((doc, match.group(1).split()))
     return found
 
