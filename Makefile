@@ -9,8 +9,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.harness_ros-installed
 IFACE_STAMP := $(VENV)/.harness_ros-interfaces-built
+STAND_IN_STAMP := $(VENV)/.harness_ros-test-interfaces-built
 
-.PHONY: all venv interfaces demo demo-local local-model test-model test lint format check bench faults clean
+.PHONY: all venv interfaces test-interfaces demo demo-local local-model test-model test lint format check bench faults clean
 
 # The local model: 1.5b (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB, the demo's) or 0.5b (0.5 GB,
 # what the tests drive). Files go to ~/.cache/harness_ros/models, checked by sha256.
@@ -21,17 +22,29 @@ all: test
 
 venv: $(STAMP)
 
+# The first install downloads about 1 GB: pip prints what it collects and installs, so
+# progress shows (no --quiet there).
 $(STAMP): requirements.txt constraints.txt setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	@echo "installing the Python and ROS 2 packages into $(VENV) (about 1 GB the first time)"
+	$(BIN)/python -m pip install --progress-bar on -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $@
 
+# What the demo runs: harness_sim_msgs only.
 interfaces: $(IFACE_STAMP)
 
 $(IFACE_STAMP): $(STAMP) $(shell find interfaces -type f -not -path '*/build/*' 2>/dev/null)
-	@if [ -x scripts/build_interfaces.sh ]; then scripts/build_interfaces.sh $(VENV); fi
+	scripts/build_interfaces.sh $(VENV)
+	@touch $@
+
+# What only the tests need: the nav2_msgs / control_msgs stand-ins of Humble, Jazzy and
+# Kilted (test/interfaces/README.md).
+test-interfaces: $(STAND_IN_STAMP)
+
+$(STAND_IN_STAMP): $(IFACE_STAMP) $(shell find test/interfaces -type f 2>/dev/null) scripts/build_interfaces.sh
+	scripts/build_interfaces.sh $(VENV) --test-stand-ins
 	@touch $@
 
 demo: $(IFACE_STAMP)
@@ -59,7 +72,7 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix harness_ros test launch bench scripts setup.py
 
 # pytest exits 5 when it collected no test: that is a failure here too.
-test: $(IFACE_STAMP) lint test-model
+test: $(STAND_IN_STAMP) lint test-model
 	HARNESS_REQUIRE_LOCAL_MODEL=$(TEST_LOCAL_MODEL) $(BIN)/python -m pytest -q test
 
 bench: $(IFACE_STAMP)

@@ -617,6 +617,42 @@ class ToolBinding(_Model):
     max_definition_tokens: int = Field(
         default=400, ge=50, description="Budget (estimate) of the tool's model-facing definition."
     )
+    optional_fields: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Fields this binding uses only where the installed type has them, as goal.PATH, "
+            "result.PATH or feedback.PATH (they differ between ROS distributions). Where absent, a "
+            "goal constant is left out (the server's default applies) and a result or feedback "
+            "field is not read, with an info log naming the distribution. Goal fields must be "
+            "constants, never model arguments. See docs/robot.md, ROS distributions."
+        ),
+    )
+    optional: bool = Field(
+        default=False,
+        description=(
+            "When the binding does not fit the installed interface type at start-up, skip this "
+            "tool with a warning instead of refusing to start (false: the node refuses)."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _optional_fields(self) -> ToolBinding:
+        for entry in self.optional_fields:
+            role, _, path = entry.partition(".")
+            if role not in ("goal", "result", "feedback") or not path:
+                raise ValueError(
+                    f"optional_fields entry {entry!r}: write goal.PATH, result.PATH or feedback.PATH"
+                )
+            if role == "goal":
+                source = self.goal.get(path)
+                if path not in self.goal:
+                    raise ValueError(f"optional_fields entry {entry!r}: {path!r} is not a goal field it maps")
+                if isinstance(source, dict) and "arg" in source:
+                    raise ValueError(
+                        f"optional_fields entry {entry!r}: goal field {path!r} is a model argument; "
+                        "only constants may be left out (the model's value must never be dropped)"
+                    )
+        return self
 
     @model_validator(mode="after")
     def _one_endpoint(self) -> ToolBinding:
@@ -779,6 +815,28 @@ class HarnessConfig(_Model):
             seen.add(tool.name)
         return self
 
+    @model_validator(mode="after")
+    def _limits_within_safety(self) -> HarnessConfig:
+        """A distance argument's maximum (a preset's 2.0 m) never exceeds
+        ``safety.max_translation_m``: the model sees the limit the safety filter enforces."""
+        limit = self.safety.max_translation_m
+        tools = []
+        for tool in self.tools:
+            spec = (tool.arguments or {}).get(tool.distance_argument or "")
+            if spec is not None and spec.minimum is not None and spec.minimum > limit:
+                raise ValueError(
+                    f"tool {tool.name!r}: argument {tool.distance_argument!r} minimum {spec.minimum:g} m "
+                    f"is above safety.max_translation_m {limit:g} m"
+                )
+            if spec is not None and spec.maximum is not None and spec.maximum > limit:
+                arguments = dict(tool.arguments or {})
+                arguments[tool.distance_argument or ""] = spec.model_copy(update={"maximum": limit})
+                tools.append(tool.model_copy(update={"arguments": arguments}))
+            else:
+                tools.append(tool)
+        object.__setattr__(self, "tools", tools)  # frozen model: set once, while validating
+        return self
+
     def effective_model(self) -> str | None:
         """The model string after the HARNESS_MODEL override; None when no model is configured."""
         return (os.environ.get("HARNESS_MODEL") or "").strip() or self.model.model
@@ -827,7 +885,28 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
 _PRESET_MERGED_KEYS = frozenset(
     {"arguments", "goal", "lookups", "result_fields", "feedback_fields", "error_codes"}
 )
-"""Preset keys whose mapping an override extends (one level deep) instead of replacing."""
+"""Preset keys whose mapping an override extends instead of replacing; ``arguments`` is
+merged key by key two levels deep (``arguments.distance.maximum`` alone keeps the
+preset's unit, minimum and description)."""
+
+_DEFAULT_PRESET = "default"
+"""The key of a distro-keyed ``preset:`` mapping used when ``$ROS_DISTRO`` names none."""
+
+
+def _preset_name(name: Any, where: str) -> Any:
+    """``preset: NAME``, or ``preset: {jazzy: NAME, default: NAME}`` chosen by ``$ROS_DISTRO``."""
+    if not isinstance(name, dict):
+        return name
+    distro = os.environ.get("ROS_DISTRO", "").strip().lower()
+    if distro in name:
+        return name[distro]
+    if _DEFAULT_PRESET in name:
+        return name[_DEFAULT_PRESET]
+    keys = ", ".join(map(str, name))
+    raise ConfigError(
+        f"{where}: no preset for ROS_DISTRO {distro or '(unset)'!r} (keys: {keys}); add a "
+        f"{_DEFAULT_PRESET!r} entry"
+    )
 
 
 _logger = logging.getLogger(__name__)
@@ -873,8 +952,8 @@ def _expand_presets(tools: Any, base_dir: Path, origin: str) -> Any:
         if not isinstance(entry, dict) or "preset" not in entry:
             out.append(entry)
             continue
-        name = entry["preset"]
         where = f"Invalid configuration ({origin}): tools.{index}.preset"
+        name = _preset_name(entry["preset"], where)
         path = _preset_file(str(name), base_dir) if isinstance(name, str) else None
         if path is None:
             raise ConfigError(f"{where}: no preset {name!r} (config/presets/<name>.yaml or a .yaml path)")
@@ -890,6 +969,13 @@ def _expand_presets(tools: Any, base_dir: Path, origin: str) -> Any:
                 continue
             if key in _PRESET_MERGED_KEYS and isinstance(value, dict) and isinstance(merged.get(key), dict):
                 merged[key] = {**merged[key], **value}
+                if key == "arguments":
+                    # One argument's keys are merged too: an override of its maximum alone
+                    # keeps the preset's unit, minimum and description.
+                    for arg, spec in value.items():
+                        base = preset[key].get(arg)
+                        if isinstance(spec, dict) and isinstance(base, dict):
+                            merged[key][arg] = {**base, **spec}
             else:
                 merged[key] = value
         _warn_kept_preset_defaults(preset, entry, index)

@@ -5,7 +5,8 @@
     ros2 launch harness_ros gazebo.launch.py world:=/path/my.sdf world_name:=my_world \\
         robot:=/path/my_robot.sdf bridge_config:=/path/my_bridge.yaml config_file:=/path/my.yaml
 
-Starts ``gz sim -r`` (``-s``: server only unless gui:=true) through ros_gz_sim, spawns the
+Starts ``gz sim -r`` (``-s --headless-rendering``: server only, its cameras and lidar
+rendered without a display, unless gui:=true) through ros_gz_sim, spawns the
 robot with ``ros_gz_sim create`` at the world spec's start pose, runs ros_gz_bridge's
 ``parameter_bridge`` with config/gazebo_bridge.yaml, the ``gz_manipulation`` action
 servers and the harness node, all with use_sim_time. worlds/apartment.sdf,
@@ -71,7 +72,10 @@ def generate_launch_description() -> LaunchDescription:
     # model://harness_robot resolves for worlds that <include> it.
     ld.add_action(AppendEnvironmentVariable("GZ_SIM_RESOURCE_PATH", os.path.join(share, "models")))
     gz_sim = os.path.join(ros_gz_sim, "launch", "gz_sim.launch.py")
-    for headless, condition in (("-s ", UnlessCondition(arg["gui"])), ("", IfCondition(arg["gui"]))):
+    # The server alone has no window: its rendering sensors (cameras, gpu_lidar) need
+    # --headless-rendering (EGL) on a machine without a display; it works with one too.
+    server_only = "-s --headless-rendering "
+    for headless, condition in ((server_only, UnlessCondition(arg["gui"])), ("", IfCondition(arg["gui"]))):
         ld.add_action(
             IncludeLaunchDescription(
                 PythonLaunchDescriptionSource(gz_sim),

@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
 # Build the repository's ROS interface packages into a pip-only venv, so
 # `from harness_sim_msgs.action import PickObject` works there with no `source setup.bash`:
-#   interfaces/harness_sim_msgs          the simulated robot's actions;
-#   interfaces/testing/nav2_msgs         test stand-ins with the upstream fields of the
-#   interfaces/testing/control_msgs      types the presets bind (no wheels exist for them);
-#                                        skipped when the real package is importable.
 #
-#   scripts/build_interfaces.sh [VENV]      (default: .venv; the Makefile passes .venv)
+#   scripts/build_interfaces.sh [VENV]                  harness_sim_msgs only (make demo)
+#   scripts/build_interfaces.sh [VENV] --test-stand-ins  and the test stand-ins (make test)
+#
+# (default VENV: .venv; the Makefile passes .venv)
+#
+#   interfaces/harness_sim_msgs        the simulated robot's actions, into the venv;
+#   test/interfaces/<distro>/...       test stand-ins for nav2_msgs and control_msgs with
+#                                      the fields and constants each ROS distro's release
+#                                      defines for the types the presets bind (no wheels
+#                                      exist for them; test/interfaces/README.md):
+#     kilted  into the venv (what the default tests import), skipped when the real
+#             package is importable;
+#     jazzy   into build/ros_distros/jazzy/install (nav2_msgs, control_msgs);
+#     humble  into build/ros_distros/humble/install (nav2_msgs; Humble's control_msgs
+#             types are Jazzy's, so the tests add the jazzy prefix for it).
+#   Only one distro's set is ever in the venv: test/support/ros_distros.py gives a
+#   subprocess the environment of another distro's prefix.
 #
 # The ROS wheels can build custom interfaces with three fixes (see the project's notes
 # on the pip ROS stack):
@@ -15,8 +27,9 @@
 #      and Python3_EXECUTABLE;
 #   3. rewrite the wheel-builder's include dirs on imported targets (done in the
 #      package's CMakeLists.txt, a no-op on a normal ROS install).
-# On a ROS install from the distribution, use colcon instead: `colcon build
-# --packages-select harness_sim_msgs` (and use the distribution's nav2_msgs and control_msgs).
+# On a ROS install from the distribution, use colcon instead (docs/robot.md, section 8)
+# and the distribution's nav2_msgs and control_msgs: the stand-ins are test data only
+# (COLCON_IGNORE, below test/, never found by colcon or rosdep).
 #
 # Idempotent: a second run with unchanged sources re-runs nothing but a quick check.
 set -euo pipefail
@@ -28,7 +41,15 @@ die() {
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-VENV_ARG="${1:-.venv}"
+VENV_ARG=".venv"
+STAND_INS=0
+for ARG in "$@"; do
+    case "$ARG" in
+    --test-stand-ins) STAND_INS=1 ;;
+    -*) die "unknown option ${ARG@Q} (known: --test-stand-ins)" ;;
+    *) VENV_ARG="$ARG" ;;
+    esac
+done
 [ -d "$VENV_ARG" ] || die "venv ${VENV_ARG@Q} does not exist; create it first (make venv)"
 VENV="$(cd "$VENV_ARG" && pwd)"
 PYTHON="$VENV/bin/python"
@@ -73,11 +94,21 @@ fi
 
 JOBS="$(nproc 2>/dev/null || echo 2)"
 
-# build_package SOURCE_DIR PACKAGE CHECK: build one package unless its sources are unchanged.
+PY_SITE="lib/python$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')/site-packages"
+
+# build_package SOURCE_DIR PACKAGE CHECK [PREFIX]: build one package into PREFIX (default:
+# the venv) unless its sources are unchanged.
 build_package() {
-    local SOURCE_DIR="$1" PACKAGE="$2" CHECK="$3"
+    local SOURCE_DIR="$1" PACKAGE="$2" CHECK="$3" PREFIX="${4:-$VENV}"
     # Not build/$PACKAGE: that is where colcon would keep its own cache for the package.
     local BUILD_DIR="$REPO_ROOT/build/pip_venv/$PACKAGE"
+    local CHECK_ENV=()
+    if [ "$PREFIX" != "$VENV" ]; then
+        BUILD_DIR="$REPO_ROOT/build/ros_distros/build/$(basename "$(dirname "$PREFIX")")/$PACKAGE"
+        # Check the prefix's module, not the venv's copy of the package.
+        CHECK_ENV=(env "PYTHONPATH=$PREFIX/$PY_SITE")
+        CHECK="$CHECK; import $PACKAGE; assert $PACKAGE.__file__.startswith('$PREFIX/'), $PACKAGE.__file__"
+    fi
     [ -f "$SOURCE_DIR/CMakeLists.txt" ] || die "no interface package at ${SOURCE_DIR@Q}"
 
     # Hash of everything that decides the build output, to skip work on a re-run.
@@ -87,28 +118,28 @@ build_package() {
             find . -type f -not -path './build/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum |
             sha256sum | cut -d' ' -f1
     )"
-    # The stand-ins include a shared CMake file from their parent folder.
-    if [ "$(basename "$(dirname "$SOURCE_DIR")")" = testing ]; then
+    # The stand-ins include a shared CMake file two folders up.
+    if [ "$SOURCE_DIR" != "$REPO_ROOT/interfaces/$PACKAGE" ]; then
         SOURCE_HASH="$(
-            { echo "$SOURCE_HASH"; cat "$(dirname "$SOURCE_DIR")"/*.cmake; } | sha256sum | cut -d' ' -f1
+            { echo "$SOURCE_HASH"; cat "$REPO_ROOT"/test/interfaces/*.cmake; } | sha256sum | cut -d' ' -f1
         )"
     fi
-    STAMP="$VENV/share/$PACKAGE/.harness_ros-source-hash"
+    STAMP="$PREFIX/share/$PACKAGE/.harness_ros-source-hash"
     if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$SOURCE_HASH" ] &&
-        "$PYTHON" -c "$CHECK" >/dev/null 2>&1; then
-        echo "$PACKAGE is up to date in $VENV"
+        "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" >/dev/null 2>&1; then
+        echo "$PACKAGE is up to date in $PREFIX"
         return 0
     fi
 
     # Fix 2: everything is found in, and installed into, the venv prefix. The venv's bin
     # comes first on PATH so the rosidl generators run with the venv's Python.
-    echo "building $PACKAGE into $VENV (build dir $BUILD_DIR)"
+    echo "building $PACKAGE into $PREFIX (build dir $BUILD_DIR)"
     local started=$SECONDS
-    mkdir -p "$BUILD_DIR"
+    mkdir -p "$BUILD_DIR" "$PREFIX"
     cmake -S "$SOURCE_DIR" -B "$BUILD_DIR" \
         -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_PREFIX_PATH="$VENV" \
-        -DCMAKE_INSTALL_PREFIX="$VENV" \
+        -DCMAKE_INSTALL_PREFIX="$PREFIX" \
         -DPython3_EXECUTABLE="$PYTHON" \
         -DCMAKE_C_COMPILER="$CC_BIN" \
         -DCMAKE_CXX_COMPILER="$CXX_BIN" \
@@ -129,7 +160,7 @@ build_package() {
             die "installing $PACKAGE failed (full log: $BUILD_DIR.install.log)"
         }
 
-    "$PYTHON" -c "$CHECK" || die "$PACKAGE was built but does not import in $VENV"
+    "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" || die "$PACKAGE was built but does not import from $PREFIX"
     echo "$SOURCE_HASH" >"$STAMP"
     echo "built $PACKAGE in $((SECONDS - started)) s"
 }
@@ -141,7 +172,13 @@ export AMENT_PREFIX_PATH="$VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 build_package "$REPO_ROOT/interfaces/harness_sim_msgs" harness_sim_msgs \
     "from harness_sim_msgs.action import NavigateTo, PickObject, PlaceObject"
 
-# The test stand-ins: never shadow a real package (a sourced ROS install or a wheel).
+[ "$STAND_INS" = 1 ] || exit 0
+
+NAV2_CHECK="from nav2_msgs.action import NavigateToPose, DriveOnHeading, BackUp, Spin"
+CONTROL_CHECK="from control_msgs.action import FollowJointTrajectory, GripperCommand, ParallelGripperCommand"
+STAND_IN_ROOT="$REPO_ROOT/test/interfaces"
+
+# Kilted into the venv: never shadow a real package (a sourced ROS install or a wheel).
 for STANDIN in nav2_msgs control_msgs; do
     if [ ! -f "$VENV/share/$STANDIN/.harness_ros-source-hash" ] &&
         "$PYTHON" -c "import $STANDIN" >/dev/null 2>&1; then
@@ -149,8 +186,14 @@ for STANDIN in nav2_msgs control_msgs; do
         continue
     fi
     case "$STANDIN" in
-    nav2_msgs) CHECK="from nav2_msgs.action import NavigateToPose, DriveOnHeading, BackUp, Spin" ;;
-    control_msgs) CHECK="from control_msgs.action import FollowJointTrajectory, GripperCommand" ;;
+    nav2_msgs) CHECK="$NAV2_CHECK" ;;
+    control_msgs) CHECK="$CONTROL_CHECK" ;;
     esac
-    build_package "$REPO_ROOT/interfaces/testing/$STANDIN" "$STANDIN" "$CHECK"
+    build_package "$STAND_IN_ROOT/kilted/$STANDIN" "$STANDIN" "$CHECK"
 done
+
+# The other distros into prefixes of their own, for the distro matrix (test/test_distro_matrix.py).
+DISTRO_ROOT="$REPO_ROOT/build/ros_distros"
+build_package "$STAND_IN_ROOT/jazzy/nav2_msgs" nav2_msgs "$NAV2_CHECK" "$DISTRO_ROOT/jazzy/install"
+build_package "$STAND_IN_ROOT/jazzy/control_msgs" control_msgs "$CONTROL_CHECK" "$DISTRO_ROOT/jazzy/install"
+build_package "$STAND_IN_ROOT/humble/nav2_msgs" nav2_msgs "$NAV2_CHECK" "$DISTRO_ROOT/humble/install"

@@ -1,7 +1,7 @@
 """Bindings: model-facing arguments mapped onto real goal types, checked at start-up.
 
 No ROS graph: the goal types are the generated classes (the nav2_msgs and
-control_msgs test stand-ins of interfaces/testing, built by `make interfaces`).
+control_msgs test stand-ins of test/interfaces/kilted, built by `make test-interfaces`).
 """
 
 from __future__ import annotations
@@ -338,7 +338,8 @@ def _documented_goals() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     return [(name, json.loads(arguments), json.loads(goal)) for name, arguments, goal in found]
 
 
-def test_the_goals_in_docs_robot_md_are_what_the_presets_send() -> None:
+def test_the_goals_in_docs_robot_md_are_what_the_presets_send(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROS_DISTRO", "kilted")  # the doc shows Kilted's goals (the venv's stand-ins)
     documented = _documented_goals()
     config = load_config(REPO_ROOT / "config" / "robot_nav2.yaml")
     assert sorted(name for name, _, _ in documented) == sorted(tool.name for tool in config.tools)

@@ -331,6 +331,24 @@ def test_the_lidar_does_not_see_its_own_base() -> None:
             assert near > far, f"the lidar ray at {math.degrees(angle):.0f} deg hits the base"
 
 
+def test_the_harness_config_places_the_scan_where_the_lidar_sits() -> None:
+    # Clearance corridors are measured from the base centre: a scan read as if it came
+    # from there would be 0.25 m off.
+    lidar = next(s for s in ET.parse(MODEL).getroot().iter("sensor") if s.get("type") == "gpu_lidar")
+    x, y, _z, _roll, _pitch, yaw = map(float, lidar.findtext("pose", "").split())
+    mount = load_config(REPO / "config" / "gazebo.yaml").observations.clearance.scan_mount
+    assert (mount.x_m, mount.y_m, mount.yaw_rad or 0.0) == pytest.approx((x, y, yaw))
+    assert x == pytest.approx(0.25)
+
+
+def test_the_server_only_launch_renders_its_sensors_without_a_display() -> None:
+    # gz sim -s has no window; its cameras and gpu_lidar need --headless-rendering
+    # (gz-sim8 and gz-sim9 src/cmd/cmdsim.rb.in) on a machine without a display.
+    launch = (REPO / "launch" / "gazebo.launch.py").read_text(encoding="utf-8")
+    assert 'server_only = "-s --headless-rendering "' in launch
+    assert '(server_only, UnlessCondition(arg["gui"]))' in launch
+
+
 def test_the_model_matches_its_profile() -> None:
     profile = profile_positions()
     poses = sensor_poses()

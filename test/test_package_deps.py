@@ -70,8 +70,14 @@ def package_files() -> list[Path]:
 
 
 def workspace_packages() -> set[str]:
-    """Packages rosdep skips with --ignore-src: colcon builds them from this repository."""
-    return {ET.parse(path).getroot().findtext("name", "").strip() for path in package_files()}
+    """Packages rosdep skips with --ignore-src: colcon builds them from this repository
+    (not the test stand-ins below a COLCON_IGNORE: the distribution's packages are used)."""
+    found = set()
+    for path in package_files():
+        ignored = any((REPO / folder / "COLCON_IGNORE").exists() for folder in path.relative_to(REPO).parents)
+        if not ignored:
+            found.add(ET.parse(path).getroot().findtext("name", "").strip())
+    return found
 
 
 def dependencies(path: Path, *tags: str) -> dict[str, ET.Element]:
@@ -87,7 +93,9 @@ def imported_modules(*roots: Path) -> dict[str, set[str]]:
         found = [root] if root.is_file() else sorted(root.rglob("*.py"))
         files += found
         if root.name == "test":  # test scripts import each other by bare name (support, make_bags)
-            local |= {path.stem for path in found} | {path.name for path in root.rglob("*") if path.is_dir()}
+            # (not the interface stand-ins: test/interfaces holds .action files, no modules)
+            folders = [p for p in root.rglob("*") if p.is_dir() and (root / "interfaces") not in p.parents]
+            local |= {path.stem for path in found} | {path.name for path in folders}
     modules: dict[str, set[str]] = {}
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

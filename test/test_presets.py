@@ -1,7 +1,8 @@
 """The presets of config/robot_nav2.yaml against real servers in another process.
 
 test/support/preset_servers.py serves every action and service the config binds,
-with the nav2_msgs / control_msgs test stand-ins (the upstream fields), prints each
+with the Kilted nav2_msgs / control_msgs test stand-ins the venv holds (the upstream
+fields; test/test_distro_matrix.py covers Humble and Jazzy too), prints each
 goal it receives and publishes /clock. The client node uses sim time, so the goal
 stamps must carry the server's clock, not the wall clock. Each received goal is
 compared whole with the expected message: the mapped fields as the binding fills
@@ -44,7 +45,7 @@ def servers(ros_env: dict[str, str]) -> Iterator[Callable[[str], ServerProcess]]
     started: list[ServerProcess] = []
 
     def start(behaviour: str) -> ServerProcess:
-        server = ServerProcess(behaviour, ros_env, script=SCRIPT)
+        server = ServerProcess(behaviour, {**ros_env, "ROS_DISTRO": "kilted"}, script=SCRIPT)
         started.append(server)
         return server
 
@@ -63,7 +64,9 @@ def node(ros_context: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
-def config() -> HarnessConfig:
+def config(monkeypatch: pytest.MonkeyPatch) -> HarnessConfig:
+    # The venv's stand-ins are Kilted's: the grippers pick the parallel gripper preset.
+    monkeypatch.setenv("ROS_DISTRO", "kilted")
     return load_config(REPO_ROOT / "config" / "robot_nav2.yaml")
 
 
@@ -214,12 +217,14 @@ def test_every_preset_sends_the_expected_goal(node: Any, servers: Any, config: H
         {"trajectory": {"joint_names": [f"joint_{i}" for i in range(1, 7)], "points": [point]}},
     )
 
-    # Grippers: constants only; the result projection reaches the model.
+    # Grippers (Kilted: ParallelGripperCommand): constants only, one position; the result
+    # projection reaches the model.
     opened = run(tools["open_gripper"], {})
-    assert opened["result"] == {"gap_m": 0.08, "effort_n": 2.0, "stalled": False, "reached_goal": True}
-    assert received(server, "gripper_cmd") == {"command": {"position": 0.08, "max_effort": 40.0}}
+    assert opened["result"] == {"position": [0.08], "effort": [2.0], "stalled": False, "reached_goal": True}
+    joint_state = default_goal("control_msgs/action/ParallelGripperCommand")["command"]
+    assert received(server, "gripper_cmd") == {"command": {**joint_state, "position": [0.08]}}
     assert run(tools["close_gripper"], {})["success"] is True
-    assert received(server, "gripper_cmd") == {"command": {"position": 0.0, "max_effort": 40.0}}
+    assert received(server, "gripper_cmd") == {"command": {**joint_state, "position": [0.0]}}
 
     # std_srvs services.
     trigger = run(tools["reset_arm_faults"], {})
@@ -250,10 +255,12 @@ def test_error_codes_reach_the_model_as_words(node: Any, servers: Any, config: H
     assert arm["success"] is False
     assert "goal tolerance violated (error code -5): wrist_1_joint off by 0.2 rad" in arm["reason"]
 
-    # A gripper closing on an object stalls short of its goal: the model sees it in the result.
+    # A gripper closing on an object stalls short of its goal; without the controller's
+    # allow_stalling the goal is aborted: a failure, with the stall in the result.
     grasp = run(tools["close_gripper"], {})
-    assert grasp["success"] is True
-    assert grasp["result"] == {"gap_m": 0.031, "effort_n": 40.0, "stalled": True, "reached_goal": False}
+    assert grasp["success"] is False
+    assert grasp["reason"] == "action server '/gripper_controller/gripper_cmd' aborted the goal"
+    assert grasp["result"] == {"position": [0.031], "effort": [40.0], "stalled": True, "reached_goal": False}
 
     refused = run(tools["reset_arm_faults"], {})
     assert refused == {
@@ -262,6 +269,41 @@ def test_error_codes_reach_the_model_as_words(node: Any, servers: Any, config: H
         "run_id": refused["run_id"],
         "result": refused["result"],
     }
+    for tool in tools.values():
+        tool.destroy()
+
+
+def test_error_words_come_from_the_installed_type_when_the_binding_has_none(
+    node: Any, servers: Any, config: HarnessConfig
+) -> None:
+    bare = [
+        tool.model_copy(update={"error_codes": {}})
+        if tool.name in ("drive_forward", "navigate_to_pose")
+        else tool
+        for tool in config.tools
+    ]
+    tools = tools_of(node, config.model_copy(update={"tools": bare}), servers("fail"))
+    # 723 is DriveOnHeading's COLLISION_AHEAD constant on this distribution.
+    drive = run(tools["drive_forward"], {"distance": 1.0})
+    assert (drive["error"], drive["error_code"]) == ("collision ahead", 723)
+    # 208 is a planner's code, no constant of NavigateToPose: named by its number.
+    navigate = run(tools["navigate_to_pose"], {"x": 1.0, "y": 1.0})
+    assert navigate["reason"] == (
+        "action server '/navigate_to_pose' aborted the goal: "
+        "unlisted error code (error code 208): no path around the sofa"
+    )
+    for tool in tools.values():
+        tool.destroy()
+
+
+def test_a_navigation_that_succeeded_with_an_error_code_is_a_success(
+    node: Any, servers: Any, config: HarnessConfig
+) -> None:
+    # Nav2 (Kilted on) fills the error code before it decides the status: a goal reached
+    # after a failed spin comes back SUCCEEDED with 703. The status decides.
+    tools = tools_of(node, config, servers("recovered"))
+    navigate = run(tools["navigate_to_pose"], {"x": 1.0, "y": 1.0})
+    assert navigate == {"success": True, "result": {}, "run_id": navigate["run_id"]}
     for tool in tools.values():
         tool.destroy()
 

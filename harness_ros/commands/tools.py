@@ -66,7 +66,7 @@ def model_tool_definitions(config: HarnessConfig) -> list[dict[str, Any]]:
     tools, finish_task). Raises ToolError as start-up would."""
     from harness_ros.operator.tools import operator_tools
     from harness_ros.plugins import load_plugins
-    from harness_ros.ros.interfaces import tool_spec
+    from harness_ros.ros.interfaces import fit_to_installed, tool_spec
     from harness_ros.tools import ToolRegistry, skill_tools
     from harness_ros.tools.binding import definition_tokens
     from harness_ros.tools.finish_task import FinishTaskTool
@@ -75,6 +75,7 @@ def model_tool_definitions(config: HarnessConfig) -> list[dict[str, Any]]:
     origins: dict[str, str] = {}
     budgets: dict[str, int] = {}
     for binding in config.tools:
+        binding = fit_to_installed(binding)  # noqa: PLW2901 - as the node binds it
         spec, _compiled = tool_spec(binding)
         tools.append(_DefinitionOnly(spec))
         origins[binding.name] = "binding"

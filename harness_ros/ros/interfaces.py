@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rosidl_parser.definition import (
@@ -38,6 +38,7 @@ from rosidl_parser.definition import (
 )
 
 from harness_ros.errors import ToolError
+from harness_ros.ros.distros import describe_installed
 from harness_ros.tools.binding import (
     CompiledBinding,
     FieldInfo,
@@ -54,6 +55,7 @@ __all__ = [
     "binding_schema",
     "field_type",
     "fill_message",
+    "fit_to_installed",
     "get_field",
     "import_interface",
     "message_to_jsonable",
@@ -232,6 +234,59 @@ class MessageTypeInfo:
         else:
             cls = self._class
         return [(name, _field_info(slot)) for name, slot in _fields(cls)]
+
+
+def fit_to_installed(binding: Any, *, log: Callable[[str], Any] | None = None) -> Any:
+    """``binding`` less the ``optional_fields`` the installed types do not have: a goal
+    constant is left out (the server's default applies), a result or feedback field is
+    not read. What is left out is logged (``log``, info level at start-up) with the
+    distribution the type looks like. The node, ``harness-ros tools`` and ``check`` all
+    bind through this, so they agree on what a distribution's types allow."""
+    if not binding.optional_fields:
+        return binding
+    interface = import_interface(binding.type)
+    action = binding.action is not None
+    request = interface.Goal if action else interface.Request  # type: ignore[attr-defined]
+    classes = {
+        "result": interface.Result if action else interface.Response,  # type: ignore[attr-defined]
+        "feedback": interface.Feedback if action else None,  # type: ignore[attr-defined]
+    }
+    goal_info = MessageTypeInfo(request)
+    update: dict[str, Any] = {}
+    goal = dict(binding.goal)
+    projections = {
+        "result": dict(binding.result_fields) if binding.result_fields is not None else None,
+        "feedback": dict(binding.feedback_fields) if binding.feedback_fields is not None else None,
+    }
+    left_out = []
+    for entry in binding.optional_fields:
+        role, _, path = entry.partition(".")
+        if role == "goal":
+            if goal_info.field(path) is not None:
+                continue
+            goal.pop(path, None)
+            update["goal"] = goal
+        else:
+            msg_class = classes[role]
+            if msg_class is None or field_type(msg_class, path) is not None:
+                continue
+            if role == "result":
+                for key in ("error_code_field", "message_field", "success_field"):
+                    if getattr(binding, key) == path:
+                        update[key] = None
+            projection = projections[role]
+            if projection is not None:
+                for name in [n for n, dotted in projection.items() if dotted == path]:
+                    del projection[name]
+                update[f"{role}_fields"] = projection
+        left_out.append(entry)
+    if left_out and log is not None:
+        looks = describe_installed(binding.type) or f"the installed {binding.type}"
+        log(
+            f"tool {binding.name!r}: {', '.join(left_out)} left out: not in the installed "
+            f"{binding.type} ({looks}); optional_fields allows it"
+        )
+    return binding.model_copy(update=update) if update else binding
 
 
 def request_class(binding: Any) -> type:

@@ -273,6 +273,9 @@ class HarnessNode(LifecycleNode):
 
         plugins = load_plugins(config.plugins)
         self._tools = build_ros_tools(self, config.tools, callback_group=self._sensor_group)
+        built = {tool.spec.name for tool in self._tools}
+        if len(built) < len(config.tools):  # optional bindings that did not fit were left out
+            config = config.model_copy(update={"tools": [t for t in config.tools if t.name in built]})
         report = check_graph(self, config, timeout_s=config.graph_check_timeout_s)
         if not report.ok:
             message = report.describe()

@@ -10,8 +10,11 @@ harness worker thread and never spins. It sends with ``*_async``, and waits on
 CancelToken between short waits.
 
 Honesty rules: success is reported only when the server confirmed it (action status
-SUCCEEDED, and the result's success field true when it has one). A timeout or an
-operator cancel cancels the goal and says whether the server confirmed the cancel.
+SUCCEEDED, and the result's success field true when it has one). The goal status
+decides: an error code only explains a failure and never turns a SUCCEEDED goal into
+one (Nav2 from Kilted on reports a recovery's code on a navigation that succeeded). A
+timeout or an operator cancel cancels the goal and says whether the server confirmed
+the cancel.
 
 Goal ids are made here, not by rclpy, so a goal whose acceptance never arrives (a
 SIGKILLed server still in the graph until its lease expires, or a lost response) can
@@ -20,6 +23,7 @@ still be cancelled by id after ``accept_timeout_s``, and the failure names its r
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -36,10 +40,12 @@ from unique_identifier_msgs.msg import UUID
 
 from harness_ros.config import ToolBinding
 from harness_ros.errors import ToolError
+from harness_ros.ros.distros import constants_of, describe_installed
 from harness_ros.ros.interfaces import (
     FieldError,
     field_type,
     fill_message,
+    fit_to_installed,
     get_field,
     import_interface,
     message_to_jsonable,
@@ -135,9 +141,10 @@ class _RosTool:
         feedback_class: type | None = None,
     ) -> None:
         self._node = node
-        self._binding = binding
-        self._request_class = request_class
         self._logger = node.get_logger()
+        binding = self._binding = fit_to_installed(binding, log=self._logger.info)
+        self._request_class = request_class
+        self._code_words = _constant_words(result_class, binding.error_code_field)
         self.spec, self._compiled = tool_spec(binding)
         self._success_field = self._checked_field(result_class, "success_field", "boolean")
         self._message_field = self._checked_field(result_class, "message_field", "string")
@@ -277,25 +284,47 @@ class _RosTool:
         return str(get_field(result, self._message_field)).strip()
 
     def _read_result(self, result: Any, run_id: str, status: str | None) -> dict[str, Any]:
-        """Envelope for a result the server delivered. ``status`` None means a service reply."""
+        """Envelope for a result the server delivered. ``status`` None means a service reply.
+
+        The status decides (an action): a SUCCEEDED goal is a success whatever its error
+        code says; the code's words explain a failure. A service has no status: its code
+        (and success field) decide."""
         jsonable = _project(result, self._result_fields)
         message = self._reason_text(result)
         where = f"{self.kind} {self._endpoint()!r}"
-        if self._error_code_field is not None:
-            code = int(get_field(result, self._error_code_field))
-            if code not in self._binding.success_codes:
-                word = self._binding.error_codes.get(code, "unlisted error code")
-                verb = "reported" if status in (None, "succeeded") else f"{status} the goal"
-                reason = f"{where} {verb}: {word} (error code {code})" + (f": {message}" if message else "")
-                return failure(reason, run_id=run_id, error=word, error_code=code, result=jsonable)
+        code = None if self._error_code_field is None else int(get_field(result, self._error_code_field))
+        failed_code = code is not None and code not in self._binding.success_codes
         if status is not None and status != "succeeded":
             verb = f"{status} the goal" if status in ("aborted", "canceled") else f"ended the goal {status}"
+            if failed_code:
+                assert code is not None
+                word = self._error_words(code)
+                reason = f"{where} {verb}: {word} (error code {code})" + (f": {message}" if message else "")
+                return failure(reason, run_id=run_id, error=word, error_code=code, result=jsonable)
             reason = f"{where} {verb}" + (f": {message}" if message else "")
             return failure(reason, run_id=run_id, result=jsonable)
+        if failed_code and status is None:
+            assert code is not None
+            word = self._error_words(code)
+            reason = f"{where} reported: {word} (error code {code})" + (f": {message}" if message else "")
+            return failure(reason, run_id=run_id, error=word, error_code=code, result=jsonable)
+        if failed_code:
+            # Nav2 fills the code before it decides the status: a recovery that failed on
+            # the way to a goal that was reached. The status is the truth.
+            self._logger.info(
+                f"tool {self.spec.name!r}: goal {run_id[:8]} succeeded with error code {code} "
+                f"({self._error_words(code or 0)}); the status decides: success"
+            )
         if self._success_field is not None and get_field(result, self._success_field) is not True:
             reason = message or f"{where} reported {self._success_field} = false"
             return failure(reason, run_id=run_id, result=jsonable)
         return success(result=jsonable, run_id=run_id)
+
+    def _error_words(self, code: int) -> str:
+        """The binding's words for ``code``, else the installed result type's constant for
+        it (so each distribution's own codes read as words); else the reason names only
+        the number, ``unlisted error code (error code N)``."""
+        return self._binding.error_codes.get(code) or self._code_words.get(code) or "unlisted error code"
 
     def _notify(self, feedback: FeedbackSink | None, jsonable: dict[str, Any]) -> None:
         if feedback is None:
@@ -605,7 +634,9 @@ class ServiceTool(_RosTool):
 def build_ros_tools(
     node: Node, bindings: Sequence[ToolBinding], *, callback_group: CallbackGroup | None = None
 ) -> list[Tool]:
-    """One tool per binding; a ToolError (naming the tool) if any cannot be built."""
+    """One tool per binding; a ToolError (naming the tool, and the distribution the
+    installed type looks like) if any cannot be built. A binding with ``optional: true``
+    that cannot be built is skipped with a warning instead."""
     tools: list[ActionTool | ServiceTool] = []
     try:
         for binding in bindings:
@@ -615,9 +646,45 @@ def build_ros_tools(
             except ToolError as err:
                 text = str(err)
                 prefix = f"tool {binding.name!r}"
-                raise ToolError(text if text.startswith(prefix) else f"{prefix}: {text}") from None
+                text = text if text.startswith(prefix) else f"{prefix}: {text}"
+                text += _distro_advice(binding, text)
+                if binding.optional:
+                    node.get_logger().warning(f"{text} (optional: true, so the tool is left out)")
+                    continue
+                raise ToolError(text) from None
     except ToolError:
         for tool in tools:
             tool.destroy()
         raise
     return list(tools)
+
+
+def _distro_advice(binding: ToolBinding, text: str) -> str:
+    """What the user can change, with the distribution the installed type looks like."""
+    looks = describe_installed(binding.type)
+    if not looks:
+        return ""
+    match = re.search(r"goal field '([^']+)': no such field", text)
+    if match:
+        change = (
+            f"remove goal field {match.group(1)!r}, list 'goal.{match.group(1)}' in optional_fields "
+            "(a constant whose absence is safe), or pick the preset for this distribution"
+        )
+    elif match := re.search(r"(message_field|error_code_field|success_field) '([^']+)'", text):
+        change = f"list 'result.{match.group(2)}' in optional_fields or set {match.group(1)}: null"
+    elif match := re.search(r"(result|feedback)_fields\.\w+: '([^']+)'", text):
+        change = f"list '{match.group(1)}.{match.group(2)}' in optional_fields or remove the projection"
+    else:
+        change = "check the binding against this distribution's type (docs/robot.md, ROS distributions)"
+    return f" [{looks}: {change}]"
+
+
+def _constant_words(result_class: type, error_code_field: str | None) -> dict[int, str]:
+    """``{703: 'collision ahead'}`` from the result type's constants (``COLLISION_AHEAD=703``)."""
+    if error_code_field is None or "." in error_code_field:
+        return {}
+    words = {}
+    for name, value in constants_of(result_class).items():
+        if isinstance(value, int) and not isinstance(value, bool) and value not in words:
+            words[value] = name.lower().replace("_", " ")
+    return words
