@@ -50,7 +50,7 @@ from harness_ros.config import (
     parameter_descriptions,
     run_time_refusal,
 )
-from harness_ros.errors import HarnessError, TaskRejectedError
+from harness_ros.errors import ConfigError, HarnessError, TaskRejectedError
 from harness_ros.events import EventType, HarnessEvent
 from harness_ros.task_api import (
     ClientMessageError,
