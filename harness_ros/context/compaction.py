@@ -180,7 +180,7 @@ class Compactor:
         tail_start = self._tail_start(entries)
         notes_indexes = [i for i, e in enumerate(entries) if e.kind is EntryKind.NOTES]
         latest_notes = notes_indexes[-1] if notes_indexes else None
-        pinned = {EntryKind.INSTRUCTION, EntryKind.REVISION}
+        pinned = {EntryKind.SESSION, EntryKind.INSTRUCTION, EntryKind.REVISION}
         head = [e for e in entries[:tail_start] if e.kind in pinned]
         older = [e for i, e in enumerate(entries[:tail_start]) if e.kind not in pinned and i != latest_notes]
         if len(older) < 2:
