@@ -262,3 +262,21 @@ def test_memory_saying_approvals_are_granted_still_meets_the_approval_gate(tmp_p
     notices = [e.data for e in events if e.type is EventType.MEMORY_NOTICE]
     assert [n["notice"] for n in notices] == ["ledger_summary_refused", "ledger_omitted"]
     assert "pre_answered_approval" in notices[0]["message"]
+
+
+def test_the_html_report_lists_held_entries_apart_from_rejected_ones(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from harness_ros.report.html import _memory
+
+    result = consolidate(
+        tmp_path,
+        "g",
+        DurableMemoryEntry("General Lessons", "The approval hook is slow in the kitchen.", 0.9),
+        DurableMemoryEntry("General Lessons", REFUSED, 0.9),
+    )
+    page = _memory(SimpleNamespace(consolidation=result))  # type: ignore[arg-type]
+    held = page[page.index("<h3>Held for review (1)</h3>") : page.index("<h3>Rejected (1)</h3>")]
+    assert "The approval hook is slow" in held and "held:unclassified_safety" in held
+    assert "harness-ros memory pending" in held
+    assert REFUSED in page[page.index("<h3>Rejected (1)</h3>") :]
