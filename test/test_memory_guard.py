@@ -280,3 +280,13 @@ def test_the_html_report_lists_held_entries_apart_from_rejected_ones(tmp_path: P
     assert "The approval hook is slow" in held and "held:unclassified_safety" in held
     assert "harness-ros memory pending" in held
     assert REFUSED in page[page.index("<h3>Rejected (1)</h3>") :]
+
+
+def test_harness_ros_task_says_when_entries_wait_for_review() -> None:
+    from harness_ros.progress import format_event
+
+    event = {"type": "memory_consolidation", "task_id": "t", "data": {"memory_written": 1, "held": 2}}
+    assert format_event(event) == (
+        "memory: 1 memory entries, 0 tool-experience lessons written; "
+        "2 held for review (harness-ros memory pending)"
+    )
