@@ -7,6 +7,8 @@ Each line of the corpus is ``{"text", "expect", "why"}`` with ``expect`` one of
 same check consolidation, ledger summaries and session summaries use. Printed: the
 sentences tried, the guard's outcomes, the outcomes against the expected classes (a
 confusion table), the rules and hold reasons that fired, and the time per sentence.
+Then the same guard over the repository's own skill and profile prose (operator-written
+text, never screened in use): how much harmless text its caution holds.
 Exit status 1 when an expected-refused or expected-held sentence was accepted.
 """
 
@@ -22,6 +24,17 @@ from _common import REPO_ROOT, base_parser, headline, machine_line, median_ms, p
 from harness_ros.memory.rules import screen
 
 CLASSES = ("accept", "hold", "refuse")
+
+
+def _shipped_prose() -> list[str]:
+    """The prose lines of skills/ and profiles/ (as test_memory_integrity reads them)."""
+    files = [*REPO_ROOT.glob("skills/**/*.md"), *REPO_ROOT.glob("profiles/*.md")]
+    lines = [
+        line.strip().lstrip("-*0123456789. ")
+        for path in files
+        for line in path.read_text("utf-8").splitlines()
+    ]
+    return [line for line in lines if len(line.split()) >= 4 and not line.startswith(("#", "`", "|", "<"))]
 
 
 def main() -> int:
@@ -73,6 +86,13 @@ def main() -> int:
     for row, verdict in wrong if not args.verbose else zip(rows, verdicts, strict=True):
         print(f"{row['expect']:>6} -> {verdict.outcome:<6} {verdict.rule or '':<26} {row['text']!a}")
     print(f"{len(wrong)} sentence(s) not in their expected class")
+    print()
+    prose = _shipped_prose()
+    prose_outcomes = Counter(screen(line).outcome for line in prose)
+    print(
+        f"shipped skill and profile prose: {len(prose)} lines, {prose_outcomes['accept']} accepted, "
+        f"{prose_outcomes['hold']} held, {prose_outcomes['refuse']} refused"
+    )
     return 1 if leaked else 0
 
 
