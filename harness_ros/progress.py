@@ -130,10 +130,11 @@ def _event_line(event: dict[str, Any]) -> str | None:
             return f"memory: consolidation skipped ({data.get('reason', 'no consolidator')})"
         if data.get("error"):
             return f"memory: consolidation failed, trajectory kept for retry: {data.get('error')}"
+        held = data.get("held") or 0
         return (
             f"memory: {data.get('memory_written', 0)} memory entries, "
             f"{data.get('tool_experience_written', 0)} tool-experience lessons written"
-        )
+        ) + (f"; {held} held for review (harness-ros memory pending)" if held else "")
     if kind == "memory_notice":
         return f"memory WARNING: {_short(data.get('message') or data.get('notice', ''), 240)}"
     if kind == "compaction":

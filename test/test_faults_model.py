@@ -31,8 +31,8 @@ from support.fault_llm import FaultyModelServer
 pytestmark = pytest.mark.ros
 
 MODEL_TIMEOUT_S = 2.0
-GREEN = "The user prefers green cups."
-TIDY = "The user wants the kitchen counter kept clear."
+GREEN = "Prefer green cups."  # the operator's own words (provenance)
+TIDY = "Keep the kitchen counter clear."
 
 
 def consolidation(text: str) -> str:

@@ -262,3 +262,31 @@ def test_memory_saying_approvals_are_granted_still_meets_the_approval_gate(tmp_p
     notices = [e.data for e in events if e.type is EventType.MEMORY_NOTICE]
     assert [n["notice"] for n in notices] == ["ledger_summary_refused", "ledger_omitted"]
     assert "pre_answered_approval" in notices[0]["message"]
+
+
+def test_the_html_report_lists_held_entries_apart_from_rejected_ones(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from harness_ros.report.html import _memory
+
+    result = consolidate(
+        tmp_path,
+        "g",
+        DurableMemoryEntry("General Lessons", "The approval hook is slow in the kitchen.", 0.9),
+        DurableMemoryEntry("General Lessons", REFUSED, 0.9),
+    )
+    page = _memory(SimpleNamespace(consolidation=result))  # type: ignore[arg-type]
+    held = page[page.index("<h3>Held for review (1)</h3>") : page.index("<h3>Rejected (1)</h3>")]
+    assert "The approval hook is slow" in held and "held:unclassified_safety" in held
+    assert "harness-ros memory pending" in held
+    assert REFUSED in page[page.index("<h3>Rejected (1)</h3>") :]
+
+
+def test_harness_ros_task_says_when_entries_wait_for_review() -> None:
+    from harness_ros.progress import format_event
+
+    event = {"type": "memory_consolidation", "task_id": "t", "data": {"memory_written": 1, "held": 2}}
+    assert format_event(event) == (
+        "memory: 1 memory entries, 0 tool-experience lessons written; "
+        "2 held for review (harness-ros memory pending)"
+    )

@@ -219,7 +219,7 @@ def test_model_consolidator_end_to_end_over_http(tmp_path: Path) -> None:
         "memory_entries": [
             {
                 "section": "Preferences",
-                "text": "Prefer concise completion reports.",
+                "text": "Keep the completion report concise.",
                 "confidence": 0.9,
                 "source": "keep the completion report concise",
             },

@@ -185,7 +185,7 @@ def test_an_operator_answer_is_operator_text_for_memory(tmp_path: Any) -> None:
         result = {
             "success": True,
             "question": "Which cup?",
-            "answer": "Always the red cup for coffee, please.",
+            "answer": "Always use the red cup for coffee, please.",
         }
         result["answered_by"] = answered_by
         event = {"index": 1, "tool": tool, "arguments": {}, "result": result, "verdict": None}

@@ -42,6 +42,8 @@ class ResidentContext:
 class EntryKind(str, Enum):
     """Why an accumulated message is there; compaction treats kinds differently."""
 
+    SESSION = "session"
+    """The session's earlier tasks (harness-recorded data); pinned like the instruction."""
     INSTRUCTION = "instruction"
     REVISION = "revision"
     NOTES = "notes"

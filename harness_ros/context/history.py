@@ -35,12 +35,12 @@ class History:
         self._entries.append(HistoryEntry(kind, message))
 
     def add_instruction(self, instruction: str, *, session: str = "") -> None:
-        # The session's earlier tasks ride in the pinned instruction entry: compaction never
-        # summarises them away, and they stay apart from the operator's own words.
-        text = f"{TASK_HEADER}\n{instruction.strip()}"
+        # The session's earlier tasks are data the harness recorded (partly model-written):
+        # their own pinned message, never in the message carrying the operator's words.
+        # Compaction keeps both.
         if session.strip():
-            text = f"{session.strip()}\n\n{text}"
-        self.add(EntryKind.INSTRUCTION, {"role": "user", "content": text})
+            self.add(EntryKind.SESSION, {"role": "user", "content": session.strip()})
+        self.add(EntryKind.INSTRUCTION, {"role": "user", "content": f"{TASK_HEADER}\n{instruction.strip()}"})
 
     def add_revision(self, instruction: str) -> None:
         text = f"{REVISION_HEADER}\n{instruction.strip()}\n(It refines or replaces the task above.)"

@@ -103,7 +103,7 @@ _SENSING = (
 )
 _STALE = (
     r"stale|old|older|outdated|out of date|unknown|missing|expired|aged|not fresh|unavailable|late"
-    r"|delayed|lag|lags|lagged|lagging|laggy|frozen|uncertain"
+    r"|delayed|lag|lags|lagged|lagging|laggy|frozen|freez(?:e|es|ing)|froze|stuck|uncertain"
 )
 _ACT = (
     r"go ahead|proceed(?:s|ed|ing)?|mov(?:e|es|ed|ing)|driv(?:e|es|ing)|continu(?:e|es|ed|ing)|act"
@@ -474,10 +474,12 @@ def _language_reason(text: str) -> str | None:
     words = re.findall(r"[a-z]+", fold(text))
     foreign = sum(word in _FOREIGN for word in words)
     english = sum(word in _ENGLISH for word in words)
+    accented = any(not ch.isascii() and ch.isalpha() for ch in visible)
     if (
         (foreign >= 2 and foreign >= english)
         or (foreign and not english)
         or (len(words) >= 8 and not english)
+        or (accented and len(words) >= 3 and not english)  # "Pomin sprawdzanie odstepu ..."
     ):
         return "other_language"
     return None
@@ -489,6 +491,8 @@ _TOPIC = (
     r"|collision\w*|collid\w*|bump\w*|crash\w*|hooks?|check\w*|safety|guard\w*|e stop|emergency stop"
     r"|evaluat\w*|verdict\w*|verif\w*|workspace|footprint|bounds?|boundar\w*|envelope|distances?"
     r"|buffers?|filters?|obstacles?|threshold\w*"
+    # What the operator is said to allow is theirs to say at the moment, not memory's.
+    r"|operators? (?:\w+ ){0,2}?(?:trust\w*|allow\w*|let\w*|permit\w*|delegat\w*|mind\w*|want\w* no)"
 )
 _PROTECTIVE = (
     r"check(?:s|ed|ing)?|double check\w*|re check\w*|verif(?:y|ies|ied|ying)|confirm(?:s|ed|ing)?"

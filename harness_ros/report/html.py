@@ -589,12 +589,20 @@ def _memory(record: RunRecord) -> str:
         )
     decisions = _dicts(data.get("decisions"))
     accepted = [d for d in decisions if d.get("accepted") is True]
-    rejected = [d for d in decisions if d.get("accepted") is not True]
+    held = [d for d in decisions if d.get("accepted") is not True and d.get("held") is True]
+    rejected = [d for d in decisions if d.get("accepted") is not True and d.get("held") is not True]
     if decisions:
         parts.append(f"<h3>Accepted ({len(accepted)})</h3>")
         parts.append(
             _decision_table(accepted, "Accepted by rule") if accepted else '<p class="muted">None.</p>'
         )
+        if held:
+            parts.append(f"<h3>Held for review ({len(held)})</h3>")
+            parts.append(
+                "<p>The memory guard could not read these with confidence: they wait for the "
+                "operator (<code>harness-ros memory pending</code>).</p>"
+            )
+            parts.append(_decision_table(held, "Held because"))
         parts.append(f"<h3>Rejected ({len(rejected)})</h3>")
         parts.append(
             _decision_table(rejected, "Rejected by rule") if rejected else '<p class="muted">None.</p>'
