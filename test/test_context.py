@@ -274,6 +274,13 @@ def _long_text(chars: int) -> str:
     return text[: chars - len(" MARKER-END")] + " MARKER-END"
 
 
+def _raw_tool_message(call_id: str, content: dict[str, Any]) -> dict[str, Any]:
+    """A tool message with the whole result: what a model reads from tool_message is
+    bounded (400 characters a string), so a long result in the history comes from
+    elsewhere (an older history, a plugin's message); compaction must still keep it whole."""
+    return {"role": "tool", "tool_call_id": call_id, "content": json.dumps(content)}
+
+
 def _history_with_a_long(message: dict[str, Any], *, tool: bool) -> History:
     history = History()
     history.add_instruction("tidy the table")
@@ -283,7 +290,7 @@ def _history_with_a_long(message: dict[str, Any], *, tool: bool) -> History:
             history.add_assistant({**message, "tool_calls": calls})
         else:
             history.add_assistant({"role": "assistant", "content": None, "tool_calls": calls})
-        history.add_tool(tool_message(f"c{i}", message if (i == 0 and tool) else {"success": True}))
+        history.add_tool(_raw_tool_message(f"c{i}", message if (i == 0 and tool) else {"success": True}))
     return history
 
 
@@ -325,7 +332,7 @@ def test_a_transcript_longer_than_one_request_is_summarised_in_parts() -> None:
         history.add_assistant(
             {"role": "assistant", "content": f"step MARKER-{'ABCDEFGHIJKL'[i]}", "tool_calls": calls}
         )
-        history.add_tool(tool_message(f"c{i}", {"success": True, "seen": "shelf " * 200}))
+        history.add_tool(_raw_tool_message(f"c{i}", {"success": True, "seen": "shelf " * 200}))
     model = _EchoingSummariser()
     Compactor(model, keep_exchanges=2, max_request_chars=6000).compact(history, measure=lambda: 0)
     assert len(model.requests) > 2
