@@ -101,12 +101,21 @@ def test_build_harness_wires_every_part(tmp_path: Path) -> None:
     system = model.requests[0][0]["content"]
     assert "<embodiment_profile>" in system and "<skill_catalog>" in system and "<memory>" in system
     assert "fetch-object" in system
+    # The profile's text outside the seven items reaches the model too (the frame convention).
+    assert "x forward, y left, z up" in system.split("<embodiment_profile>", 1)[1]
     # The safety filter read clearance from the observation source and blocked.
     assert observations.clearance_reads == 1
     block = [e.data for e in events if e.type is EventType.SAFETY][-1]
     assert block["action"] == "block"
     folder = tmp_path / "runs" / "f1"
     assert json.loads((folder / "trajectory.json").read_text())["status"] == "completed"
+    # The node's harness waits observations.first_frame_timeout_s for the first frames.
+    assert harness.first_frame_timeout_s == 5.0
+    config = _config(tmp_path)
+    config = config.model_copy(
+        update={"observations": config.observations.model_copy(update={"first_frame_timeout_s": 12.5})}
+    )
+    assert build_harness(config, model=model).first_frame_timeout_s == 12.5
 
 
 def test_consolidator_none_and_no_approval_hook(tmp_path: Path) -> None:
