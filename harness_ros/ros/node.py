@@ -72,6 +72,9 @@ EVENTS_QOS = QoSProfile(
 
 EventListener = Callable[[HarnessEvent], None]
 
+_FINISHING_TASK_JOIN_S = 5.0
+"""How long a new task waits for the worker of a task that already published ``done``."""
+
 
 def _new_task_id() -> str:
     return f"task-{uuid.uuid4().hex[:12]}"
@@ -123,6 +126,8 @@ class HarnessNode(LifecycleNode):
         self._tools: list[Any] = []
         self._recorder: Any = None
         self._worker: threading.Thread | None = None
+        self._done_task_id: str | None = None
+        """The task whose ``done`` event went out (its worker may still be unwinding)."""
         self._accepting = False
         self._lock = threading.Lock()
         self.event_listeners: list[EventListener] = []
@@ -498,6 +503,10 @@ class HarnessNode(LifecycleNode):
                 raise TaskRejectedError("the harness node is not active")
             if self.no_model_reason is not None:
                 raise TaskRejectedError(self.no_model_reason)
+            if self.busy and self._done_task_id == self._current_task_id and self._worker is not None:
+                # The running task has published its ``done``: a client may send the next
+                # task at once, while the worker only unwinds. Wait for that, bounded.
+                self._worker.join(_FINISHING_TASK_JOIN_S)
             if self.busy:
                 raise TaskRejectedError("another task is running; cancel it first (~/cancel_task)")
             self._current_task_id = task_id
@@ -528,6 +537,7 @@ class HarnessNode(LifecycleNode):
                 self.publish_event(event)
                 if event.type is EventType.DONE:
                     status = str(event.data.get("status"))
+                    self._done_task_id = task_id
         except TaskRejectedError as err:
             self.publish_event(HarnessEvent(EventType.TASK_REJECTED, task_id, data={"reason": str(err)}))
         except Exception as err:  # noqa: BLE001  a harness bug must not take the node down
