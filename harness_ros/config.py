@@ -97,8 +97,19 @@ class ModelConfig(_Model):
         default=None,
         description="Name of the environment variable holding the API key (never the key itself).",
     )
-    timeout_s: float = Field(default=60.0, gt=0, description="Timeout of one model call in seconds.")
-    max_retries: int = Field(default=2, ge=0, le=10, description="Retries on transient provider errors.")
+    timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Timeout of one model call in seconds; a call that times out is not retried. Fit it "
+        "to the model: a hosted model answers within 60 s, a local model on a CPU may need minutes for "
+        "its first prompt (a 3,000-token prompt at 30 tokens/s is 100 s): use 300-900 there.",
+    )
+    max_retries: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Retries on transient provider errors (connection errors, 429, 5xx); never on a timeout.",
+    )
     temperature: float | None = Field(default=None, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int | None = Field(default=None, gt=0, description="Cap on tokens per reply.")
     context_window_tokens: int = Field(
@@ -114,6 +125,20 @@ class ModelConfig(_Model):
         "Vertex AI, which cache only at such markers (OpenAI and others cache prefixes by themselves); "
         "on: always (e.g. a gateway that forwards them to Claude); off: never.",
     )
+
+    vision: Literal["auto", "true", "false"] = Field(
+        default="auto",
+        description="Whether the model takes images. auto: litellm's capability data (supports_vision); "
+        "a model it does not know, or an OpenAI-compatible server on this machine (api_base on "
+        "localhost), is text-only. false: never send images (the observation says the views are not "
+        "shown and keeps ages, depth and clearance in metres); true: send them.",
+    )
+
+    @field_validator("vision", mode="before")
+    @classmethod
+    def _vision_word(cls, value: Any) -> Any:
+        # YAML reads `vision: true` as a boolean; the ROS parameter is the string.
+        return str(value).lower() if isinstance(value, bool) else value
 
     @field_validator("model", mode="after")
     @classmethod
