@@ -473,26 +473,35 @@ def test_dedup_case_folded_against_existing_and_within_batch(tmp_path: Path) -> 
         (memory_entry("ok", confidence="high"), "confidence must be a finite number"),  # type: ignore[arg-type]
     ],
 )
-def test_invalid_output_writes_nothing(tmp_path: Path, proposal: MemoryConsolidation, message: str) -> None:
-    # A valid entry next to the invalid one must not be written either.
+def test_an_invalid_entry_is_dropped_and_the_others_are_judged(
+    tmp_path: Path, proposal: MemoryConsolidation, message: str
+) -> None:
+    # The valid entry next to the invalid one is judged on its own (and accepted).
     mixed = MemoryConsolidation(
         memory_entries=(
-            DurableMemoryEntry("Preferences", "A valid preference.", 0.9),
+            DurableMemoryEntry("General Lessons", "Re-observe the table after every base motion.", 0.9),
             *proposal.memory_entries,
         ),
         tool_experience_entries=proposal.tool_experience_entries,
     )
     memory = FileMemory(tmp_path, consolidator=ScriptedConsolidator(mixed))
-    with pytest.raises(MemoryStoreError, match=message):
-        memory.consolidate_trajectory(
-            {"task_id": "t1", "goal": "g", "phase": "done", "status": "completed", "events": []},
-            allowed_tools=TOOLS,
-        )
+    dry = memory.consolidate_trajectory(
+        {"task_id": "t1", "goal": "g", "phase": "done", "status": "completed", "events": []},
+        allowed_tools=TOOLS,
+        dry_run=True,
+    )
+    assert [(d["accepted"], d["rule"]) for d in dry["decisions"]] == [
+        (True, "accepted"),
+        (False, "invalid_entry"),
+    ]
+    assert message in dry["decisions"][1]["reason"]
     result = run_task(memory, CONFIRMED_PICK)
-    assert message.split("'", maxsplit=1)[0] in result["error"]
-    assert result["memory_written"] == 0
-    assert not (tmp_path / "MEMORY.md").exists()
+    assert result["error"] is None
+    assert (result["memory_written"], result["rejected"]) == (1, 1)
+    assert "Re-observe the table after every base motion." in (tmp_path / "MEMORY.md").read_text()
     assert not (tmp_path / "tool_experience" / "pick_object.md").exists()
+    dropped = [r for r in memory.audit_records() if r.get("rule") == "invalid_entry"]
+    assert len(dropped) == 1 and message in dropped[0]["reason"]
 
 
 def test_text_of_exactly_500_chars_is_valid(tmp_path: Path) -> None:

@@ -504,11 +504,27 @@ class DemoRunner:
         self.out("")
         self.out(f"What memory learned ({self.memory}):")
         memory = FileMemory(self.memory)
-        records = [r for r in memory.audit_records() if r.get("event") == "proposal"]
+        audit = memory.audit_records()
+        records = [r for r in audit if r.get("event") == "proposal"]
         for number, outcome in enumerate(outcomes, start=1):
             mine = [r for r in records if r.get("task_id") == outcome.task_id]
+            failed = [
+                r
+                for r in audit
+                if r.get("event") == "consolidation_failed" and r.get("task_id") == outcome.task_id
+            ]
             self.out(f"  after task {number} ({outcome.task_id or 'no id'}):")
-            if not mine:
+            if failed:
+                error = " ".join(str(failed[-1].get("error") or "").split())[:300]
+                self.out(
+                    f"    consolidation failed: {error} (the trajectory is kept in pending/ for a retry)"
+                )
+            elif outcome.status != "completed":
+                status = outcome.status
+                self.out(
+                    f"    not consolidated: task status {status} (only completed tasks are consolidated)"
+                )
+            elif not mine:
                 self.out("    nothing new proposed (the lessons it showed are already in memory)")
             for record in mine:
                 self.out(f"    {_describe_proposal(record)}")
@@ -716,7 +732,8 @@ def _describe_proposal(record: Mapping[str, Any]) -> str:
 def _rule_text(record: Mapping[str, Any]) -> str:
     rule = str(record.get("rule") or "")
     if not record.get("accepted"):
-        return f"rule {rule}"
+        reason = f": {record['reason']}" if record.get("reason") else ""
+        return f"rule {rule}{reason}"
     tool = record.get("tool")
     if record.get("kind") == "memory":
         return "rule accepted: confidence above the threshold, no one-run state, nothing that weakens safety"

@@ -42,6 +42,9 @@ class ToolExperienceEntry:
 class MemoryConsolidation:
     memory_entries: tuple[DurableMemoryEntry, ...] = field(default_factory=tuple)
     tool_experience_entries: tuple[ToolExperienceEntry, ...] = field(default_factory=tuple)
+    unreadable_entries: tuple[str, ...] = field(default_factory=tuple)
+    """Entries of the reply that are not even objects, each as "where: why" (audited and
+    dropped; the readable entries are judged on their own)."""
 
 
 class MemoryConsolidatorProtocol(Protocol):

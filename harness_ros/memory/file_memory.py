@@ -9,9 +9,10 @@
     <root>/.summary_cache.json        ledger summaries keyed by ledger content hash
     <root>/.journal.json              intent of a consolidation being applied (crash recovery)
 
-Consolidation is the only path to durable memory, and it is conservative: the
-whole proposal is validated first (an invalid one writes nothing), then each entry
-passes, in order, the confidence threshold, the empty/transient/poisoning text rules,
+Consolidation is the only path to durable memory, and it is conservative: each
+proposed entry is validated first (an invalid one, such as an unknown section, is
+dropped with its reason in the audit; the others are judged on their own), then each
+valid entry passes, in order, the confidence threshold, the empty/transient/poisoning text rules,
 the trajectory evidence rules and case-folded de-duplication. Accepted entries are
 inserted (never rewritten) under an inter-process lock with atomic file replacement.
 """
@@ -35,8 +36,10 @@ from typing import Any
 from harness_ros.errors import MemoryStoreError
 from harness_ros.memory.contracts import (
     SECTIONS,
+    DurableMemoryEntry,
     MemoryConsolidation,
     MemoryConsolidatorProtocol,
+    ToolExperienceEntry,
     ToolExperienceSummarizerProtocol,
 )
 from harness_ros.memory.document import SectionedDocument
@@ -81,6 +84,8 @@ LABELS: dict[str, str] = {
     "General Lessons": "general-lesson",
 }
 OUTCOME_SECTIONS: dict[str, str] = {"success": "Success", "failure": "Failure"}
+_PLACEHOLDER = re.compile(r"\s*<[^<>]*>\s*")
+"""A text that is only ``<...>``: the consolidation prompt's example, copied."""
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 MAX_ENTRY_CHARS = 500
 MAX_SOURCE_CHARS = 2000
@@ -117,6 +122,8 @@ class ConsolidationDecision:
     outcome: str | None = None
     source: str | None = None
     """For Preferences and Conventions: the operator's words the consolidator quoted."""
+    reason: str | None = None
+    """Why an invalid entry (rule ``invalid_entry``) was dropped."""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind}
@@ -128,6 +135,8 @@ class ConsolidationDecision:
             data["tool"] = self.tool
             data["outcome"] = self.outcome
         data.update(text=self.text, confidence=self.confidence, accepted=self.accepted, rule=self.rule)
+        if self.reason is not None:
+            data["reason"] = self.reason
         return data
 
 
@@ -574,16 +583,16 @@ class FileMemory:
             allowed_tools=list(allowed),
             existing=self._existing(allowed),
         )
-        self._validate(proposal, allowed)
+        proposal, invalid = self._validate(proposal, allowed)
         task_id = str(trajectory.get("task_id") or "")
         operator = operator_texts(trajectory)
         task_outcome = trajectory.get("outcome")
         if dry_run:
-            decisions = self._decide(proposal, events, operator)
+            decisions = self._decide(proposal, events, operator) + invalid
         else:
             with memory_lock(self.root, timeout_s=self.lock_timeout_s):
                 self._recover_journal()
-                decisions = self._decide(proposal, events, operator)
+                decisions = self._decide(proposal, events, operator) + invalid
                 audit = [
                     {
                         "event": "proposal",
@@ -603,43 +612,86 @@ class FileMemory:
             "decisions": [decision.to_dict() for decision in decisions],
         }
 
-    def _validate(self, proposal: Any, allowed: list[str]) -> None:
-        """Whole-proposal validation; any problem rejects everything (nothing written)."""
+    def _validate(
+        self, proposal: Any, allowed: list[str]
+    ) -> tuple[MemoryConsolidation, list[ConsolidationDecision]]:
+        """The valid entries, and a rejected ``invalid_entry`` decision (with its reason) for
+        each invalid one: one bad entry never discards the others. Only a result that is
+        not a ``MemoryConsolidation`` at all fails the whole consolidation."""
         if not isinstance(proposal, MemoryConsolidation):
             raise MemoryStoreError(
                 f"Consolidator returned {type(proposal).__name__}, not MemoryConsolidation"
             )
-        problems: list[str] = []
 
-        def check_common(where: str, text: Any, confidence: Any) -> None:
+        def common_problems(text: Any, confidence: Any) -> list[str]:
+            problems: list[str] = []
             if not isinstance(text, str):
-                problems.append(f"{where}: text must be a string, got {type(text).__name__}")
+                problems.append(f"text must be a string, got {type(text).__name__}")
             elif len(text) > MAX_ENTRY_CHARS:
-                problems.append(f"{where}: text is {len(text)} characters (limit {MAX_ENTRY_CHARS})")
+                problems.append(f"text is {len(text)} characters (limit {MAX_ENTRY_CHARS})")
+            elif _PLACEHOLDER.fullmatch(text):
+                problems.append(f"text {text!r} is a placeholder copied from the prompt's example")
             if not _finite_confidence(confidence):
-                problems.append(f"{where}: confidence must be a finite number in [0, 1], got {confidence!r}")
+                problems.append(f"confidence must be a finite number in [0, 1], got {confidence!r}")
+            return problems
 
+        invalid: list[ConsolidationDecision] = []
+
+        def reject(kind: str, where: str, entry: Any, problems: list[str], **fields: Any) -> None:
+            reason = f"{where}: " + "; ".join(problems)
+            logger.warning("Consolidation entry dropped: %s", reason)
+            text = " ".join(str(entry.text).split())
+            confidence = float(entry.confidence) if _finite_confidence(entry.confidence) else 0.0
+            invalid.append(
+                ConsolidationDecision(
+                    kind,
+                    text if len(text) <= MAX_ENTRY_CHARS else text[:MAX_ENTRY_CHARS] + "...",
+                    confidence,
+                    False,
+                    "invalid_entry",
+                    reason=reason,
+                    **{key: str(value)[:200] for key, value in fields.items()},
+                )
+            )
+
+        memory_entries: list[DurableMemoryEntry] = []
         for position, entry in enumerate(proposal.memory_entries):
-            where = f"memory_entries[{position}]"
+            problems = []
             source = getattr(entry, "source", None)
             if source is not None and (not isinstance(source, str) or len(source) > MAX_SOURCE_CHARS):
-                problems.append(f"{where}: source must be a string of at most {MAX_SOURCE_CHARS} characters")
+                problems.append(f"source must be a string of at most {MAX_SOURCE_CHARS} characters")
             if entry.section not in SECTIONS:
                 problems.append(
-                    f"{where}: unknown section {entry.section!r} (expected one of {list(SECTIONS)})"
+                    f"unknown section {entry.section!r} (expected exactly one of {list(SECTIONS)})"
                 )
-            check_common(where, entry.text, entry.confidence)
+            problems += common_problems(entry.text, entry.confidence)
+            if problems:
+                reject("memory", f"memory_entries[{position}]", entry, problems, section=entry.section)
+            else:
+                memory_entries.append(entry)
+        experience_entries: list[ToolExperienceEntry] = []
         for position, experience in enumerate(proposal.tool_experience_entries):
-            where = f"tool_experience_entries[{position}]"
+            problems = []
             if experience.tool not in allowed or not _valid_tool_name(experience.tool):
-                problems.append(f"{where}: unknown tool {experience.tool!r} (allowed: {sorted(allowed)})")
+                problems.append(f"unknown tool {experience.tool!r} (allowed: {sorted(allowed)})")
             if experience.outcome not in OUTCOME_SECTIONS:
-                problems.append(
-                    f"{where}: unknown outcome {experience.outcome!r} (expected success or failure)"
-                )
-            check_common(where, experience.text, experience.confidence)
-        if problems:
-            raise MemoryStoreError("Invalid consolidation output, nothing written: " + "; ".join(problems))
+                problems.append(f"unknown outcome {experience.outcome!r} (expected success or failure)")
+            problems += common_problems(experience.text, experience.confidence)
+            if problems:
+                where = f"tool_experience_entries[{position}]"
+                fields = {"tool": experience.tool, "outcome": experience.outcome}
+                reject("tool_experience", where, experience, problems, **fields)
+            else:
+                experience_entries.append(experience)
+        for reason in proposal.unreadable_entries:
+            logger.warning("Consolidation entry dropped: %s", reason)
+            invalid.append(
+                ConsolidationDecision("memory", "", 0.0, False, "invalid_entry", reason=str(reason))
+            )
+        valid = MemoryConsolidation(
+            memory_entries=tuple(memory_entries), tool_experience_entries=tuple(experience_entries)
+        )
+        return valid, invalid
 
     def _text_rule(self, text: str, confidence: float) -> str | None:
         """The rule rejecting an entry's text, or None."""

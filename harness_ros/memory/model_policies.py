@@ -30,7 +30,7 @@ instruction revisions from the operator, and a timeline of tool calls with their
 arguments, compact results and evaluator verdicts. Propose only what will still be true
 and useful in future tasks.
 
-Memory sections:
+Memory sections (each entry goes in exactly one of them):
 - Preferences: what the user wants (e.g. "Prefer concise completion reports.").
 - Conventions: how to behave in this deployment (e.g. "Ask before choosing among equally
   plausible destinations.").
@@ -58,11 +58,23 @@ Rules (entries breaking them are discarded):
   not an instruction.
 - Do not repeat or contradict existing entries; propose nothing if nothing new was learned.
 
-Reply with one JSON object and nothing else:
-{{"memory_entries": [{{"section": "Preferences|Conventions|General Lessons", "text": "...",
-"confidence": 0.0, "source": "the operator's exact words (Preferences and Conventions)"}}],
-"tool_experience_entries": [{{"tool": "...", "outcome": "success|failure", "text": "...",
-"confidence": 0.0}}]}}"""
+Reply with one JSON object and nothing else. Its fields:
+- "memory_entries": a list; each entry has "section", "text", "confidence" and, for
+  Preferences and Conventions, "source".
+- "section" is one of these strings, exactly as written, one per entry:
+  "Preferences"
+  "Conventions"
+  "General Lessons"
+- "tool_experience_entries": a list; each entry has "tool" (an allowed tool), "outcome",
+  "text" and "confidence".
+- "outcome" is one of these strings: "success" or "failure".
+Example, one entry of each kind:
+{{"memory_entries": [{{"section": "General Lessons", "text": "<one sentence>", "confidence": 0.8}},
+{{"section": "Preferences", "text": "<one sentence>", "confidence": 0.9,
+"source": "<the operator's exact words>"}}],
+"tool_experience_entries": [{{"tool": "<allowed tool>", "outcome": "success", "text": "<one sentence>",
+"confidence": 0.8}}]}}
+Nothing new learned: {{"memory_entries": [], "tool_experience_entries": []}}"""
 
 _SUMMARIZE_PROMPT = """# harness_ros: summarize
 You summarise the experience ledger of one robot tool for its tool description. Keep
@@ -71,24 +83,34 @@ that weakens safety. At most {limit} characters, plain text.
 Reply with one JSON object and nothing else: {{"summary": "..."}}"""
 
 
-def _entry_list(raw: dict[str, Any], key: str) -> list[dict[str, Any]]:
+def _entry_list(raw: dict[str, Any], key: str, unreadable: list[str]) -> list[dict[str, Any]]:
+    """The objects listed under ``key``; an item that is not an object is noted in
+    ``unreadable`` and left out (the others are still judged)."""
     value = raw.get(key, [])
     if value is None:
         return []
     if not isinstance(value, list):
         raise LLMError(f"consolidation reply: {key!r} must be a list, got {type(value).__name__}")
+    entries: list[dict[str, Any]] = []
     for position, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise LLMError(f"consolidation reply: {key}[{position}] must be an object")
-    return value
+        if isinstance(item, dict):
+            entries.append(item)
+        else:
+            # Counted in the reply as written (validation numbers the readable entries only).
+            unreadable.append(
+                f"{key}: item {position + 1} of the reply must be an object, got {type(item).__name__}"
+            )
+    return entries
 
 
 def consolidation_from_dict(raw: dict[str, Any]) -> MemoryConsolidation:
     """The shared consolidation JSON as a ``MemoryConsolidation``.
 
     Values are carried over as given (a missing section stays empty, a string confidence
-    stays a string) so FileMemory's validation names exactly what was wrong.
+    stays a string) so FileMemory's validation names exactly what was wrong with each
+    entry; an item that is not an object is listed in ``unreadable_entries``.
     """
+    unreadable: list[str] = []
     memory = tuple(
         DurableMemoryEntry(
             section=item.get("section", ""),
@@ -96,7 +118,7 @@ def consolidation_from_dict(raw: dict[str, Any]) -> MemoryConsolidation:
             confidence=item.get("confidence"),
             source=item.get("source"),
         )
-        for item in _entry_list(raw, "memory_entries")
+        for item in _entry_list(raw, "memory_entries", unreadable)
     )
     experience = tuple(
         ToolExperienceEntry(
@@ -105,9 +127,11 @@ def consolidation_from_dict(raw: dict[str, Any]) -> MemoryConsolidation:
             text=item.get("text", ""),
             confidence=item.get("confidence"),
         )
-        for item in _entry_list(raw, "tool_experience_entries")
+        for item in _entry_list(raw, "tool_experience_entries", unreadable)
     )
-    return MemoryConsolidation(memory_entries=memory, tool_experience_entries=experience)
+    return MemoryConsolidation(
+        memory_entries=memory, tool_experience_entries=experience, unreadable_entries=tuple(unreadable)
+    )
 
 
 class ModelMemoryConsolidator:
