@@ -137,8 +137,8 @@ def test_model_override_and_unmapped_view_warning(deployment: Path) -> None:
     result = harness_ros("check", "--config", str(config), cwd=deployment, env=env)
     assert result.returncode == 0, result.stderr
     assert (
-        "model:   anthropic/claude-3-5-haiku-latest (from HARNESS_MODEL) [provider anthropic]\n"
-        in result.stdout
+        "model:   anthropic/claude-3-5-haiku-latest (from HARNESS_MODEL) [provider anthropic, "
+        "text-only (model.vision): camera views are described, never sent]\n" in result.stdout
     )
     assert "demo policy" not in result.stdout
     assert "warning: profile views without a camera topic in observations.views: wrist" in result.stderr
