@@ -15,6 +15,7 @@ timeout; about 3-6 minutes with the 0.5B on 2 shared cores.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -29,7 +30,7 @@ import pytest
 from harness_ros.local_model.catalog import LOCAL_MODELS
 from harness_ros.local_model.install import runtime_installed
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(1000)]
 
 INSTRUCTION = "Fetch the green bottle from the coffee table and put it on the kitchen table."
 MAX_TURNS = 10
@@ -195,3 +196,63 @@ def test_a_local_model_drives_one_sim_task_through_the_node(
         )
     if not goal.ok:
         assert done["outcome"] != "succeeded", (goal, done)
+
+
+def test_the_local_server_requires_its_key_and_stops_with_a_request_in_flight(tmp_path: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    from harness_ros.local_model.server import LocalServer
+
+    name = _model_name()
+    server = LocalServer(name, tmp_path / "model_server.log", install=False)
+    endpoint = server.start()
+    try:
+        assert endpoint.api_key_env == "HARNESS_LOCAL_MODEL_KEY"
+        body = json.dumps(
+            {
+                "model": endpoint.alias,
+                "messages": [{"role": "user", "content": "Count to 5000."}],
+                "max_tokens": 4000,
+            }
+        ).encode()
+
+        def request(key: str) -> urllib.request.Request:
+            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {key}"}
+            return urllib.request.Request(f"{endpoint.api_base}/chat/completions", data=body, headers=headers)
+
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request("wrong-key"), timeout=30)
+        assert refused.value.code == 401
+        # A long generation in flight (minutes on 2 cores) must not hold the stop up.
+        threading.Thread(target=lambda: _ignore_errors(request(server.api_key)), daemon=True).start()
+        _wait_until_busy(endpoint.api_base, server.api_key)
+    finally:
+        started = time.monotonic()
+        how = server.stop()
+    assert how == "stopped" and time.monotonic() - started < 8.0, (how, server.log.read_text()[-2000:])
+    assert server.process is not None and server.process.poll() is not None
+
+
+def _ignore_errors(request: Any) -> None:
+    import urllib.request
+
+    # The server goes away mid-request: what the test does to it.
+    with contextlib.suppress(OSError):
+        urllib.request.urlopen(request, timeout=600).read()
+
+
+def _wait_until_busy(api_base: str, key: str) -> None:
+    """Until llama.cpp's slot is processing (its /slots endpoint says so)."""
+    import urllib.request
+
+    pause = threading.Event()
+    deadline = time.monotonic() + 60.0
+    slots_url = api_base.removesuffix("/v1") + "/slots"
+    while time.monotonic() < deadline:
+        request = urllib.request.Request(slots_url, headers={"Authorization": f"Bearer {key}"})
+        slots = json.loads(urllib.request.urlopen(request, timeout=10).read())
+        if any(slot.get("is_processing") for slot in slots):
+            return
+        pause.wait(0.2)
+    pytest.fail("the server never started processing the request")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 
@@ -136,6 +135,5 @@ def run_serve(args: argparse.Namespace) -> int:
             partial.write_text(endpoint.as_json(), encoding="utf-8")
             partial.replace(args.ready_file)
 
-    serve(options, ready=ready, parent_pid=args.parent_pid)
-    print("model server stopped", file=sys.stderr)
+    serve(options, ready=ready, parent_pid=args.parent_pid)  # ends the process when stopped
     return 0

@@ -139,7 +139,8 @@ def serve(
     ready: Callable[[Endpoint], None],
     parent_pid: int | None = None,
 ) -> None:
-    """Load the model, start the server, call ``ready`` and block until SIGINT/SIGTERM."""
+    """Load the model, start the server, call ``ready`` and block until SIGINT/SIGTERM
+    (or the parent's exit); then it ends this process, without returning."""
     if not options.model_path.is_file():
         raise LocalModelError(f"model file {str(options.model_path)!r} does not exist")
     try:
@@ -159,16 +160,17 @@ def serve(
         except Exception as err:  # noqa: BLE001  llama.cpp reports a bad file or setting as RuntimeError
             raise LocalModelError(f"llama.cpp could not serve {str(options.model_path)!r}: {err}") from None
         address = str(server.listening_address).rstrip("/")
-        ready(
-            Endpoint(
-                f"{address}/v1",
-                f"openai/{options.served_alias}",
-                options.served_alias,
-                str(options.model_path),
-            )
-        )
+        key_env = KEY_ENV if options.api_key else ""
+        alias = options.served_alias
+        ready(Endpoint(f"{address}/v1", f"openai/{alias}", alias, str(options.model_path), key_env))
         stop.wait()
-        del server  # stops the HTTP server and frees the model
+        # Deleting the server would wait, holding the GIL, for the request in flight, and a
+        # first prompt takes minutes on a small CPU: end the process instead (the OS frees
+        # the model and the socket; there is nothing else to save).
+        sys.stderr.write("model server stopped\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -259,6 +261,10 @@ class LocalServer:
                 self.process.kill()
                 self.process.wait(_STOP_WAIT_S)
                 how = "killed"
+            except KeyboardInterrupt:  # a second Ctrl-C: do not leave the server behind
+                self.process.kill()
+                self.process.wait(_STOP_WAIT_S)
+                raise
         else:
             how = f"exited {self.process.returncode}"
         if self._log_file is not None:
