@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness_ros.context import Compactor, History, tool_message
+from harness_ros.context import Compactor, History
 from harness_ros.context.compaction import COMPACT_PROMPT
 from harness_ros.evaluation import Verdict, VerdictStatus, parse_verdict
 from harness_ros.events import EventType

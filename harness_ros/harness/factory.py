@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from harness_ros.config import HarnessConfig
 from harness_ros.evaluation import EvaluatorProtocol
+from harness_ros.evaluation.evidence import RobotStateSource
 from harness_ros.harness.loop import Harness
 from harness_ros.hooks import ApprovalHook, ApprovalProvider, BaseMotionSafetyFilter, PreExecutionHook
 from harness_ros.model.contracts import ChatModel
@@ -51,6 +52,7 @@ def build_harness(
     model: ChatModel | None = None,
     operator: OperatorChannel | None = None,
     plugins: PluginRegistry | None = None,
+    robot_state: RobotStateSource | None = None,
 ) -> Harness:
     """The configured harness. Raises ``ProfileParseError``, ``SkillError`` or
     ``MemoryStoreError`` with the precise problem when an input is invalid."""
@@ -106,4 +108,5 @@ def build_harness(
             max_chars=config.operator.session_max_chars,
             enabled=config.operator.session_continuity,
         ),
+        robot_state=robot_state,
     )

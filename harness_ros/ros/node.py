@@ -50,7 +50,7 @@ from harness_ros.config import (
     parameter_descriptions,
     run_time_refusal,
 )
-from harness_ros.errors import HarnessError, TaskRejectedError
+from harness_ros.errors import ConfigError, HarnessError, TaskRejectedError
 from harness_ros.events import EventType, HarnessEvent
 from harness_ros.task_api import (
     ClientMessageError,
@@ -296,8 +296,14 @@ class HarnessNode(LifecycleNode):
             if plugins.observation_extras
             else self._observations
         )
+        robot_state = None
+        if config.evaluator.state:
+            from harness_ros.ros.robot_state import RosRobotState
+
+            robot_state = RosRobotState(self, config.evaluator.state, callback_group=self._sensor_group)
         self._harness = build_harness(
             config,
+            robot_state=robot_state,
             tools=[*self._tools, *plugins.tools],
             observations=observations,
             evaluator=self._build_evaluator(config, plugins),
