@@ -711,6 +711,61 @@ class ToolBinding(_Model):
         return self
 
 
+class StateSourceConfig(_Model):
+    """A robot state topic the evaluator may read: measured state, never a tool's claim."""
+
+    type: Literal["odometry", "pose", "joint_states"] = Field(
+        description="'odometry' (nav_msgs/Odometry: base pose and speed), 'pose' "
+        "(geometry_msgs/PoseWithCovarianceStamped, e.g. a localizer's /amcl_pose in the map "
+        "frame) or 'joint_states' (sensor_msgs/JointState: arm or gripper joints)."
+    )
+    topic: str = Field(min_length=1, description="The topic the state arrives on.")
+    max_age_s: float = Field(default=1.0, gt=0, description="Older readings are labelled stale.")
+    joints: list[str] = Field(
+        default_factory=list,
+        description="joint_states only: the joints reported (e.g. the gripper's finger joint); "
+        "empty = all joints of the message.",
+    )
+
+    @model_validator(mode="after")
+    def _joints_for_joint_states(self) -> StateSourceConfig:
+        if self.joints and self.type != "joint_states":
+            raise ValueError(f"joints is for type 'joint_states', not {self.type!r}")
+        return self
+
+
+class PoseCheckConfig(_Model):
+    """A deterministic verdict: the measured base pose against the requested one."""
+
+    source: str = Field(description="A state source (evaluator.state) of type odometry or pose.")
+    position_m: float = Field(default=0.25, gt=0, description="Largest distance to the requested x, y.")
+    yaw_deg: float = Field(default=15.0, gt=0, le=180, description="Largest heading error.")
+    speed_source: str | None = Field(
+        default=None,
+        description="An odometry source whose speed says whether the base stopped, when "
+        "source has no twist (type pose); default: source's own speed (odometry) or none.",
+    )
+    max_speed_m_s: float = Field(
+        default=0.05, gt=0, description="'Stopped': largest measured linear speed (odometry sources)."
+    )
+    max_turn_deg_s: float = Field(
+        default=5.0, gt=0, description="'Stopped': largest measured turn rate (odometry sources)."
+    )
+
+
+class ToolEvidenceConfig(_Model):
+    """What one evaluated tool's verdict is based on, besides the post-execution observation."""
+
+    state: list[str] = Field(
+        default_factory=list, description="State sources (names in evaluator.state) its evaluator gets."
+    )
+    pose_check: PoseCheckConfig | None = Field(
+        default=None,
+        description="Judge the post-condition by the measured pose instead of the model "
+        "(for post-conditions such as 'the base is stopped at the requested pose').",
+    )
+
+
 class EvaluatorConfig(_Model):
     kind: str = Field(
         default="none",
@@ -723,6 +778,52 @@ class EvaluatorConfig(_Model):
     model: str | None = Field(default=None, description="Model for the evaluator; default: the main model.")
     ground_truth_topic: str = Field(default="/sim/ground_truth", description="For kind 'sim'.")
     max_segments: int = Field(default=5, ge=1, description="Bound on 'process' verdicts per run_id.")
+    state: dict[str, StateSourceConfig] = Field(
+        default_factory=dict,
+        description="Named robot state sources (odometry, a localizer's pose, joint states) an "
+        "evaluator may read; evaluator.evidence says which tool gets which.",
+    )
+    evidence: dict[str, ToolEvidenceConfig] = Field(
+        default_factory=dict,
+        description="Per evaluated tool: the state sources its evaluation gets and an optional "
+        "deterministic pose check. The goal check at a task's end gets every state source.",
+    )
+
+    @model_validator(mode="after")
+    def _evidence_names_state(self) -> EvaluatorConfig:
+        for tool, evidence in self.evidence.items():
+            for index, name in enumerate(evidence.state):
+                if name not in self.state:
+                    known = ", ".join(self.state) or "none"
+                    raise ValueError(
+                        f"evaluator.evidence.{tool}.state[{index}]: unknown state source {name!r} "
+                        f"(evaluator.state has: {known})"
+                    )
+            check = evidence.pose_check
+            if check is None:
+                continue
+            source = self.state.get(check.source)
+            if source is None:
+                known = ", ".join(self.state) or "none"
+                raise ValueError(
+                    f"evaluator.evidence.{tool}.pose_check.source: unknown state source "
+                    f"{check.source!r} (evaluator.state has: {known})"
+                )
+            if source.type == "joint_states":
+                raise ValueError(
+                    f"evaluator.evidence.{tool}.pose_check.source: {check.source!r} is a "
+                    "joint_states source; a pose check needs type odometry or pose"
+                )
+            if check.speed_source is not None:
+                speed = self.state.get(check.speed_source)
+                if speed is None or speed.type != "odometry":
+                    what = (
+                        "unknown state source" if speed is None else f"a {speed.type} source, not odometry:"
+                    )
+                    raise ValueError(
+                        f"evaluator.evidence.{tool}.pose_check.speed_source: {what} {check.speed_source!r}"
+                    )
+        return self
 
 
 class SafetyConfig(_Model):
@@ -1051,7 +1152,15 @@ def load_config(path: str | Path) -> HarnessConfig:
 
 
 YAML_STRING_KEYS = frozenset(
-    {"tools", "observations.views", "observations.clearance.sources", "record.throttle_hz", "plugins"}
+    {
+        "tools",
+        "observations.views",
+        "observations.clearance.sources",
+        "record.throttle_hz",
+        "plugins",
+        "evaluator.state",
+        "evaluator.evidence",
+    }
 )
 """Keys whose value is a list or a free-form mapping: one ROS parameter holding YAML text."""
 

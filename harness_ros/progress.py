@@ -65,7 +65,14 @@ def _event_line(event: dict[str, Any]) -> str | None:
     if kind == "task_started":
         model = data.get("model", "")
         note = f" (model: {model})" if model else ""
-        return f"task {event.get('task_id')} started{note}: {_short(data.get('instruction', ''))}"
+        line = f"task {event.get('task_id')} started{note}: {_short(data.get('instruction', ''))}"
+        # Where to look afterwards: the run log and the memory this task reads and updates.
+        folders = [
+            f"{label} {data[key]}"
+            for label, key in (("run folder", "run_dir"), ("memory", "memory_dir"))
+            if data.get(key)
+        ]
+        return line + (f" ({', '.join(folders)})" if folders else "")
     if kind == "task_rejected":
         return f"task rejected: {data.get('reason', '')}"
     if kind == "request_refused":

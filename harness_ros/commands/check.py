@@ -185,6 +185,11 @@ def run_check(args: argparse.Namespace) -> int:
     check_evaluator_kind(config, plugins.evaluators)
     # Every binding against its interface type, as the node builds its tools.
     tools = model_tool_definitions(config)
+    from harness_ros.evaluation.evidence import evidence_tool_problem
+
+    evidence_problem = evidence_tool_problem(config.evaluator.evidence, [row["name"] for row in tools])
+    if evidence_problem is not None:  # the node refuses it with this message
+        raise ConfigError(evidence_problem)
     memory = summarize_memory(config.memory.dir)
     # A model problem is reported after everything else was checked and printed.
     model_problem: str | None = None

@@ -11,6 +11,7 @@ would call a failed fetch "completed"):
                    publisher claims to be the harness node (no event can be trusted)
     3  rejected    the node refused to start it (no model configured, another task
                    running): nothing ran on the robot
+  130  interrupted Ctrl-C: a running task is cancelled first (its id is printed)
 
 Only events from the harness node's own publisher endpoint count (the publisher GID of
 each message against the ROS graph, ``harness_ros.ros.publisher_trust``): a ``done``
@@ -142,7 +143,11 @@ def follow_task(
             outcome.update({"status": "rejected", **(event.get("data") or {})})
             done.set()
 
-    with rclpy.init(args=["harness_task", *(ros_args or [])]):
+    from rclpy.signals import SignalHandlerOptions
+
+    # Python's own SIGINT handling, not rclpy's: rclpy's would shut the context down at
+    # Ctrl-C, and the cancel below (and the clean-up) would then fail with RCLError.
+    with rclpy.init(args=["harness_task", *(ros_args or [])], signal_handler_options=SignalHandlerOptions.NO):
         node = rclpy.create_node(f"harness_task_{uuid.uuid4().hex[:6]}")
         executor = SingleThreadedExecutor()
         executor.add_node(node)
@@ -198,6 +203,14 @@ def follow_task(
             dropped = source.describe_dropped()
             if dropped:
                 print(f"warning: {dropped}", file=sys.stderr)
+        except KeyboardInterrupt:
+            if started.is_set() and not done.is_set():
+                # Ctrl-C stops what this command started: the robot does not go on unattended.
+                print(f"interrupted: cancelling task {task_id}", file=sys.stderr, flush=True)
+                cancel_request = {"task_id": task_id, "reason": "harness-ros task interrupted (Ctrl-C)"}
+                cancel.publish(String(data=json.dumps(cancel_request)))
+                spin_until(done.is_set, time.monotonic() + 5.0)  # a second Ctrl-C ends the wait
+            raise
         finally:
             executor.shutdown(timeout_sec=1.0)
             node.destroy_node()

@@ -9,11 +9,15 @@ the goal holds, under the same rules (``process`` is never a task verdict).
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from harness_ros.config import ToolEvidenceConfig
 from harness_ros.evaluation.contracts import EvaluatorProtocol, Verdict, VerdictStatus, parse_verdict
+from harness_ros.evaluation.evidence import Evidence, Pose2D, RobotStateSource, StateReading, check_pose
 from harness_ros.observation.contracts import Observation
 from harness_ros.tools.contracts import ToolSpec
 
@@ -25,15 +29,36 @@ logger = logging.getLogger(__name__)
 class EvaluationGate:
     """Validates every verdict fail-closed and bounds consecutive ``process`` verdicts."""
 
-    def __init__(self, evaluator: EvaluatorProtocol, *, max_segments: int) -> None:
+    def __init__(
+        self,
+        evaluator: EvaluatorProtocol,
+        *,
+        max_segments: int,
+        evidence: Mapping[str, ToolEvidenceConfig] | None = None,
+        state: RobotStateSource | None = None,
+    ) -> None:
         if max_segments < 1:
             raise ValueError(f"max_segments must be >= 1, got {max_segments!r}")
         self._evaluator = evaluator
         self._max_segments = max_segments
+        self._evidence = dict(evidence or {})
+        self._state = state
         self._segments: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def judge(self, spec: ToolSpec, run_id: str, observation: Observation) -> Verdict:
+    def judge(
+        self,
+        spec: ToolSpec,
+        run_id: str,
+        observation: Observation,
+        *,
+        arguments: Mapping[str, Any] | None = None,
+        requested_pose: Pose2D | None = None,
+    ) -> Verdict:
+        """The verdict on ``spec``'s post-condition. ``arguments`` (what the model asked) and
+        ``requested_pose`` (the pose the goal asked for) go to the evaluator with the state
+        sources the tool's ``evaluator.evidence`` entry names; with a ``pose_check`` there,
+        the measured pose decides and no evaluator is asked."""
         run_id = run_id.strip() if isinstance(run_id, str) else ""
         if not run_id:
             return Verdict(
@@ -44,9 +69,18 @@ class EvaluationGate:
             return Verdict(
                 VerdictStatus.FAILURE, run_id, f"tool {spec.name!r} has no post-condition to check"
             )
+        evidence = self._tool_evidence(spec.name, arguments or {}, requested_pose)
+        if evidence.pose_check is not None:
+            # Numbers are compared, not left to a model: the pose check is the verdict.
+            check = evidence.pose_check
+            status = VerdictStatus.SUCCESS if check.holds else VerdictStatus.FAILURE
+            return self._settle(
+                Verdict(status, run_id, None if check.holds else check.reason, f"pose check: {check.reason}")
+            )
+        extra = {"evidence": evidence} if _accepts_evidence(self._evaluator.evaluate) else {}
         try:
             raw = self._evaluator.evaluate(
-                tool=spec.name, run_id=run_id, post_condition=post_condition, observation=observation
+                tool=spec.name, run_id=run_id, post_condition=post_condition, observation=observation, **extra
             )
         except Exception as err:  # an evaluator fault is a failed check, not a crash
             logger.exception("evaluator raised for tool %r run %r", spec.name, run_id)
@@ -71,8 +105,15 @@ class EvaluationGate:
         evaluate_task = getattr(self._evaluator, "evaluate_task", None)
         if not callable(evaluate_task):
             return None
+        extra: dict[str, Any] = {}
+        if _accepts_evidence(evaluate_task):
+            # The goal may concern anything the robot did: every configured source is read.
+            state = self._read_state(self._state.state_names() if self._state is not None else ())
+            extra["evidence"] = Evidence(state=state)
         try:
-            raw = evaluate_task(goal=goal, revisions=tuple(revisions), run_id=run_id, observation=observation)
+            raw = evaluate_task(
+                goal=goal, revisions=tuple(revisions), run_id=run_id, observation=observation, **extra
+            )
         except Exception as err:  # an evaluator fault is a failed check, not a crash
             logger.exception("evaluator raised judging the goal of task %r", run_id)
             return Verdict(VerdictStatus.FAILURE, run_id, f"evaluator raised {type(err).__name__}")
@@ -80,6 +121,33 @@ class EvaluationGate:
             return None
         payload = raw.to_dict() if isinstance(raw, Verdict) else raw
         return parse_verdict(payload, run_id=run_id, allow_process=False)
+
+    def _tool_evidence(
+        self, tool: str, arguments: Mapping[str, Any], requested_pose: Pose2D | None
+    ) -> Evidence:
+        config = self._evidence.get(tool)
+        names = list(config.state) if config is not None else []
+        check_config = config.pose_check if config is not None else None
+        if check_config is not None:
+            names += [n for n in (check_config.source, check_config.speed_source) if n and n not in names]
+        state = self._read_state(names)
+        check = None
+        if check_config is not None:
+            readings = {r.source: r for r in state}
+            speed = readings.get(check_config.speed_source) if check_config.speed_source else None
+            check = check_pose(requested_pose, readings.get(check_config.source), check_config, speed)
+        return Evidence(
+            tool=tool, arguments=dict(arguments), requested_pose=requested_pose, state=state, pose_check=check
+        )
+
+    def _read_state(self, names: Sequence[str]) -> tuple[StateReading, ...]:
+        if self._state is None or not names:
+            return ()
+        try:
+            return tuple(self._state.read_state(names))
+        except Exception:  # no readings: a pose check then fails closed, a model sees none
+            logger.exception("reading robot state %s failed", list(names))
+            return ()
 
     def reset(self, run_id: str | None = None) -> None:
         """Forget segment counts (of one run, or all at task end)."""
@@ -101,3 +169,12 @@ class EvaluationGate:
                 return Verdict(VerdictStatus.FAILURE, verdict.run_id, reason, verdict.evidence)
             self._segments[verdict.run_id] = count
             return verdict
+
+
+def _accepts_evidence(method: Any) -> bool:
+    """Whether an evaluator method takes ``evidence`` (evaluators written before it do not)."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "evidence" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)

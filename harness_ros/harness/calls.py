@@ -151,7 +151,7 @@ class ToolCallRunner:
                     f"tool {spec.name!r} reported success without a run_id, so it cannot be evaluated"
                 )
             elif self._gate is not None:
-                verdict = self._evaluate(spec, run_id)
+                verdict = self._evaluate(spec, run_id, arguments, tool)
                 yield emit(
                     EventType.VERDICT, {"tool": spec.name, "run_id": run_id, "verdict": verdict.to_dict()}
                 )
@@ -172,10 +172,18 @@ class ToolCallRunner:
             content, arguments, executed=refusal is None, verdict=verdict, elapsed_s=elapsed, refusal=refusal
         )
 
-    def _evaluate(self, spec: ToolSpec, run_id: str) -> Verdict:
+    def _evaluate(self, spec: ToolSpec, run_id: str, arguments: dict[str, Any], tool: Any) -> Verdict:
         assert self._gate is not None
         observation = self.post_execution_observation()
-        return self._gate.judge(spec, run_id, observation)
+        # What was asked, in robot terms: the binding computes it from the arguments alone.
+        requested_pose = None
+        requested = getattr(tool, "requested_pose", None)
+        if callable(requested):
+            try:
+                requested_pose = requested(arguments)
+            except Exception:  # no requested pose: a pose check then fails closed
+                logger.exception("requested pose of %r failed", spec.name)
+        return self._gate.judge(spec, run_id, observation, arguments=arguments, requested_pose=requested_pose)
 
     def post_execution_observation(self) -> Observation:
         """A fresh observation (waiting up to ``post_execution_wait_s``) for an evaluator."""

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from harness_ros.config import HarnessConfig
 from harness_ros.evaluation import EvaluatorProtocol
+from harness_ros.evaluation.evidence import RobotStateSource
 from harness_ros.harness.loop import Harness
 from harness_ros.hooks import ApprovalHook, ApprovalProvider, BaseMotionSafetyFilter, PreExecutionHook
 from harness_ros.model.contracts import ChatModel
@@ -51,6 +52,7 @@ def build_harness(
     model: ChatModel | None = None,
     operator: OperatorChannel | None = None,
     plugins: PluginRegistry | None = None,
+    robot_state: RobotStateSource | None = None,
 ) -> Harness:
     """The configured harness. Raises ``ProfileParseError``, ``SkillError`` or
     ``MemoryStoreError`` with the precise problem when an input is invalid."""
@@ -110,4 +112,5 @@ def build_harness(
         # Only the configured model's name says what it can take (a given chat object's
         # name may be anything); without images the observation says the views are not shown.
         model_vision=model_takes_images(config.model, config.effective_model() or getattr(chat, "name", "")),
+        robot_state=robot_state,
     )

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness_ros.config import EvaluatorConfig, HarnessLimits, SafetyConfig
-from harness_ros.errors import TaskRejectedError
+from harness_ros.errors import ConfigError, TaskRejectedError
 from harness_ros.evaluation import EvaluationGate, EvaluatorProtocol
+from harness_ros.evaluation.evidence import RobotStateSource, evidence_tool_problem
 from harness_ros.events import EventType, HarnessEvent
 from harness_ros.harness.calls import ToolCallRunner
 from harness_ros.harness.prompts import decide_prompt
@@ -80,6 +81,7 @@ class Harness:
         operator_timeout_s: float = 120.0,
         session: Session | None = None,
         model_vision: bool = True,
+        robot_state: RobotStateSource | None = None,
     ) -> None:
         self.model = model
         self.model_vision = model_vision
@@ -108,8 +110,15 @@ class Harness:
         # finish_task is a core tool: the model's structured way to end a task with a claim.
         self.registry = ToolRegistry([*tools, *extra, FinishTaskTool()])
         config = evaluator_config if evaluator_config is not None else EvaluatorConfig()
+        problem = evidence_tool_problem(config.evidence, self.registry.names())
+        if problem is not None:  # plugin tools count too, so this is checked here
+            raise ConfigError(problem)
         self.gate = (
-            EvaluationGate(evaluator, max_segments=config.max_segments) if evaluator is not None else None
+            EvaluationGate(
+                evaluator, max_segments=config.max_segments, evidence=config.evidence, state=robot_state
+            )
+            if evaluator is not None
+            else None
         )
         self.hooks = _with_base_motion_filter(
             tuple(hooks),

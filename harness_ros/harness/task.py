@@ -173,6 +173,7 @@ class TaskRunner:
                 "max_turns": h.limits.max_turns,
                 "task_timeout_s": h.limits.task_timeout_s,
                 "run_dir": str(self._runlog.folder) if self._runlog is not None else None,
+                "memory_dir": str(h.memory.root) if h.memory is not None else None,
             },
         )
 

@@ -304,8 +304,14 @@ class HarnessNode(LifecycleNode):
             if plugins.observation_extras
             else self._observations
         )
+        robot_state = None
+        if config.evaluator.state:
+            from harness_ros.ros.robot_state import RosRobotState
+
+            robot_state = RosRobotState(self, config.evaluator.state, callback_group=self._sensor_group)
         self._harness = build_harness(
             config,
+            robot_state=robot_state,
             tools=[*self._tools, *plugins.tools],
             observations=observations,
             evaluator=self._build_evaluator(config, plugins),

@@ -40,6 +40,7 @@ from unique_identifier_msgs.msg import UUID
 
 from harness_ros.config import ToolBinding
 from harness_ros.errors import ToolError
+from harness_ros.evaluation.evidence import Pose2D, requested_pose_from_goal
 from harness_ros.ros.distros import constants_of, describe_installed
 from harness_ros.ros.interfaces import (
     FieldError,
@@ -184,6 +185,17 @@ class _RosTool:
             )
             raise ToolError(msg)
         return dotted
+
+    def requested_pose(self, arguments: dict[str, Any]) -> Pose2D | None:
+        """The base pose this call's goal asks for (None when the goal names none): built
+        from the arguments by the binding, so it says what was asked, not what happened."""
+        if self._compiled is None:
+            return requested_pose_from_goal(arguments)
+        try:
+            goal = self._compiled.build(arguments, now=lambda: {"sec": 0, "nanosec": 0})
+        except BindingError:
+            return None
+        return requested_pose_from_goal(goal)
 
     def _now(self) -> dict[str, int]:
         # The node clock: sim time when use_sim_time is set, so stamps match the robot's TF.

@@ -1,0 +1,243 @@
+"""Evidence for an evaluator besides the observation: what was asked and measured robot state.
+
+An evaluator judges the world, not the story: it gets the tool's arguments (what the
+model asked for), the pose the goal requested (computed from those arguments by the
+binding) and state readings of sources the config names (odometry, a localizer's pose,
+joint states), each with its age. It never gets the tool's result or its claim of success.
+
+``check_pose`` is the deterministic check of "the base is stopped at the requested pose":
+numbers are compared with tolerances rather than left to a model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness_ros.config import PoseCheckConfig
+
+__all__ = [
+    "Evidence",
+    "Pose2D",
+    "PoseCheck",
+    "RobotStateSource",
+    "StateReading",
+    "check_pose",
+    "describe_evidence",
+    "evidence_tool_problem",
+    "requested_pose_from_goal",
+    "yaw_from_quaternion",
+]
+
+
+def yaw_from_quaternion(x: float, y: float, z: float, w: float) -> float:
+    """Heading (rad, counter-clockwise about +z) of an orientation quaternion."""
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+@dataclass(frozen=True)
+class Pose2D:
+    """A base pose on the ground plane: x, y in metres and yaw in radians, in ``frame``."""
+
+    frame: str
+    x: float
+    y: float
+    yaw_rad: float
+
+    def describe(self) -> str:
+        return (
+            f"x {self.x:.2f} m, y {self.y:.2f} m, yaw {math.degrees(self.yaw_rad):.1f} deg "
+            f"in frame {self.frame or '(none)'!r}"
+        )
+
+
+def requested_pose_from_goal(goal: Mapping[str, Any]) -> Pose2D | None:
+    """The base pose a goal asks for: a ``pose`` field holding a stamped pose (Nav2's
+    NavigateToPose, from coordinates or a named location alike); None for other goals."""
+    stamped = goal.get("pose")
+    if not isinstance(stamped, Mapping):
+        return None
+    header, pose = stamped.get("header"), stamped.get("pose")
+    if not isinstance(pose, Mapping) or not isinstance(pose.get("position"), Mapping):
+        return None
+    frame = header.get("frame_id", "") if isinstance(header, Mapping) else ""
+    position = pose["position"]
+    orientation = pose.get("orientation")
+    try:
+        yaw = 0.0
+        if isinstance(orientation, Mapping):
+            yaw = yaw_from_quaternion(
+                float(orientation.get("x", 0.0)),
+                float(orientation.get("y", 0.0)),
+                float(orientation.get("z", 0.0)),
+                float(orientation.get("w", 1.0)),
+            )
+        return Pose2D(str(frame), float(position.get("x", 0.0)), float(position.get("y", 0.0)), yaw)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class StateReading:
+    """The latest message of one configured state source, reduced to what a verdict needs."""
+
+    source: str
+    """The source's name in ``evaluator.state``."""
+    kind: str
+    """``odometry``, ``pose`` or ``joint_states``."""
+    topic: str
+    stamp: float | None
+    age_s: float | None
+    stale: bool
+    pose: Pose2D | None = None
+    linear_speed_m_s: float | None = None
+    turn_rate_rad_s: float | None = None
+    joints: tuple[tuple[str, float], ...] = ()
+    note: str | None = None
+    """Why nothing usable is there (``nothing received on '/odom'``), else None."""
+
+    @property
+    def missing(self) -> bool:
+        return self.stamp is None
+
+    def freshness(self) -> str:
+        if self.missing:
+            return self.note or f"nothing received on {self.topic!r}"
+        age = "age unknown" if self.age_s is None else f"age {self.age_s:.2f} s"
+        return f"STALE ({age})" if self.stale else age
+
+    def describe(self) -> str:
+        head = f"- state {self.source!r} ({self.kind} on {self.topic!r}, {self.freshness()})"
+        if self.missing:
+            return head
+        parts: list[str] = []
+        if self.pose is not None:
+            parts.append(f"base pose {self.pose.describe()}")
+        if self.linear_speed_m_s is not None:
+            parts.append(f"speed {self.linear_speed_m_s:.3f} m/s")
+        if self.turn_rate_rad_s is not None:
+            parts.append(f"turn rate {math.degrees(self.turn_rate_rad_s):.1f} deg/s")
+        if self.joints:
+            parts.append("joints " + ", ".join(f"{name} {value:.3f}" for name, value in self.joints))
+        if self.note:
+            parts.append(f"note: {self.note}")
+        return head + (": " + "; ".join(parts) if parts else ": no values")
+
+
+class RobotStateSource(Protocol):
+    """Where state readings come from (the ROS layer subscribes to the configured topics)."""
+
+    def read_state(self, names: Sequence[str]) -> tuple[StateReading, ...]:
+        """The latest reading of each named source, in order (missing ones say so)."""
+        ...
+
+    def state_names(self) -> tuple[str, ...]:
+        """Every configured source."""
+        ...
+
+
+@dataclass(frozen=True)
+class PoseCheck:
+    """The outcome of ``check_pose``: ``holds`` True/False, and why in words."""
+
+    holds: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What an evaluator may use besides the observation."""
+
+    tool: str = ""
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    requested_pose: Pose2D | None = None
+    state: tuple[StateReading, ...] = ()
+    pose_check: PoseCheck | None = None
+
+
+def check_pose(
+    requested: Pose2D | None,
+    reading: StateReading | None,
+    limits: PoseCheckConfig,
+    speed: StateReading | None = None,
+) -> PoseCheck:
+    """Is the base stopped at the requested pose? Fails closed on anything it cannot compare.
+
+    ``speed`` is the ``speed_source`` reading (odometry), when the pose source has no twist."""
+    if requested is None:
+        return PoseCheck(False, "the tool's goal names no requested pose to compare with")
+    if reading is None:
+        return PoseCheck(False, f"state source {limits.source!r} gave no reading")
+    if reading.missing:
+        return PoseCheck(False, f"no measured pose: {reading.freshness()}")
+    if reading.stale:
+        return PoseCheck(False, f"the measured pose from {reading.topic!r} is {reading.freshness()}")
+    measured = reading.pose
+    if measured is None:
+        return PoseCheck(False, f"{reading.topic!r} carries no pose")
+    if measured.frame.lstrip("/") != requested.frame.lstrip("/"):
+        return PoseCheck(
+            False,
+            f"the measured pose is in frame {measured.frame!r}, the request in {requested.frame!r}: "
+            f"they cannot be compared (use a state source in {requested.frame!r}, e.g. type 'pose')",
+        )
+    distance = math.hypot(measured.x - requested.x, measured.y - requested.y)
+    yaw_error = abs(math.degrees(_wrap(measured.yaw_rad - requested.yaw_rad)))
+    where = f"measured {measured.describe()}, requested {requested.describe()}"
+    if distance > limits.position_m:
+        return PoseCheck(
+            False,
+            f"the base is {distance:.2f} m from the requested pose (limit {limits.position_m:g} m); {where}",
+        )
+    if yaw_error > limits.yaw_deg:
+        return PoseCheck(
+            False, f"the heading is {yaw_error:.1f} deg off (limit {limits.yaw_deg:g} deg); {where}"
+        )
+    motion = reading
+    if limits.speed_source is not None:
+        if speed is None or speed.missing or speed.stale:
+            what = "no reading" if speed is None else speed.freshness()
+            return PoseCheck(False, f"whether the base stopped is unknown: {limits.speed_source!r}: {what}")
+        motion = speed
+    linear = motion.linear_speed_m_s
+    if linear is not None and linear > limits.max_speed_m_s:
+        return PoseCheck(False, f"the base is still moving at {linear:.2f} m/s; {where}")
+    turn = motion.turn_rate_rad_s
+    if turn is not None and math.degrees(turn) > limits.max_turn_deg_s:
+        return PoseCheck(False, f"the base is still turning at {math.degrees(turn):.1f} deg/s; {where}")
+    stopped = "" if linear is None else ", stopped"
+    return PoseCheck(
+        True, f"within {distance:.2f} m and {yaw_error:.1f} deg of the request{stopped}; {where}"
+    )
+
+
+def describe_evidence(evidence: Evidence | None) -> list[str]:
+    """The evaluator input's lines for ``evidence`` (empty when there is none)."""
+    if evidence is None:
+        return []
+    lines: list[str] = []
+    if evidence.tool:
+        arguments = ", ".join(f"{k}={v!r}" for k, v in evidence.arguments.items()) or "none"
+        lines.append(f"- requested (the tool's arguments): {arguments}")
+    if evidence.requested_pose is not None:
+        lines.append(f"- requested base pose: {evidence.requested_pose.describe()}")
+    lines += [reading.describe() for reading in evidence.state]
+    if evidence.pose_check is not None:
+        result = "holds" if evidence.pose_check.holds else "does not hold"
+        lines.append(f"- pose check (measured against requested): {result}: {evidence.pose_check.reason}")
+    return lines
+
+
+def evidence_tool_problem(evidence: Mapping[str, Any], tool_names: Sequence[str]) -> str | None:
+    """The error for an ``evaluator.evidence`` entry naming no tool of ``tool_names``, or None."""
+    for name in evidence:
+        if name not in tool_names:
+            known = ", ".join(tool_names) or "none"
+            return f"evaluator.evidence.{name}: no tool named {name!r} (tools: {known})"
+    return None
+
+
+def _wrap(angle: float) -> float:
+    return math.atan2(math.sin(angle), math.cos(angle))

@@ -1,0 +1,137 @@
+"""Robot state for evaluators: the ``evaluator.state`` topics, newest message each.
+
+Types: ``odometry`` (nav_msgs/Odometry: pose in ``header.frame_id`` and the twist),
+``pose`` (geometry_msgs/PoseWithCovarianceStamped, a localizer's pose such as
+``/amcl_pose`` in the map frame) and ``joint_states`` (sensor_msgs/JointState, reduced to
+the configured joints). Subscriptions are best effort, which matches reliable publishers
+too. A reading's age is measured on the node clock (sim time under ``use_sim_time``)
+from the message's stamp, or from its arrival when the stamp is zero.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from geometry_msgs.msg import PoseWithCovarianceStamped
+from nav_msgs.msg import Odometry
+from rclpy.exceptions import NameValidationException
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+from harness_ros.config import StateSourceConfig
+from harness_ros.errors import ConfigError
+from harness_ros.evaluation.evidence import Pose2D, StateReading, yaw_from_quaternion
+from harness_ros.ros.qos import qos_for
+
+__all__ = ["RosRobotState"]
+
+_TYPES: dict[str, type] = {
+    "odometry": Odometry,
+    "pose": PoseWithCovarianceStamped,
+    "joint_states": JointState,
+}
+
+
+@dataclass
+class _Latest:
+    topic: str
+    msg: Any = None
+    stamp: float | None = None
+
+
+class RosRobotState:
+    """``RobotStateSource`` over ROS subscriptions, one per configured source."""
+
+    def __init__(
+        self, node: Node, sources: Mapping[str, StateSourceConfig], *, callback_group: Any = None
+    ) -> None:
+        self._node = node
+        self._sources = dict(sources)
+        self._lock = threading.Lock()
+        self._latest: dict[str, _Latest] = {}
+        self._subscriptions: list[Any] = []
+        for name, source in self._sources.items():
+            key = f"evaluator.state.{name}.topic"
+            latest = _Latest(source.topic)
+            try:
+                subscription = node.create_subscription(
+                    _TYPES[source.type],
+                    source.topic,
+                    self._storer(latest),
+                    qos_for("sensor_data"),
+                    callback_group=callback_group,
+                )
+            except NameValidationException as err:
+                raise ConfigError(f"{key}: invalid topic name {source.topic!r}: {err}") from None
+            latest.topic = subscription.topic_name
+            self._latest[name] = latest
+            self._subscriptions.append(subscription)
+
+    def _now(self) -> float:
+        return self._node.get_clock().now().nanoseconds * 1e-9
+
+    def _storer(self, latest: _Latest) -> Any:
+        def store(msg: Any) -> None:
+            stamp = float(msg.header.stamp.sec) + float(msg.header.stamp.nanosec) * 1e-9
+            with self._lock:
+                latest.msg = msg
+                latest.stamp = stamp if stamp > 0 else self._now()
+
+        return store
+
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(self._sources)
+
+    def read_state(self, names: Sequence[str]) -> tuple[StateReading, ...]:
+        now = self._now()
+        return tuple(self._reading(name, now) for name in names)
+
+    def _reading(self, name: str, now: float) -> StateReading:
+        source = self._sources.get(name)
+        if source is None:
+            return StateReading(name, "unknown", "", None, None, True, note=f"no state source {name!r}")
+        latest = self._latest[name]
+        with self._lock:
+            msg, stamp = latest.msg, latest.stamp
+        if msg is None or stamp is None:
+            return StateReading(
+                name,
+                source.type,
+                latest.topic,
+                None,
+                None,
+                True,
+                note=f"nothing received on {latest.topic!r}",
+            )
+        age = max(0.0, now - stamp)
+        reading: dict[str, Any] = {}
+        if source.type in ("odometry", "pose"):
+            pose = msg.pose.pose
+            q = pose.orientation
+            reading["pose"] = Pose2D(
+                msg.header.frame_id,
+                float(pose.position.x),
+                float(pose.position.y),
+                yaw_from_quaternion(q.x, q.y, q.z, q.w),
+            )
+        if source.type == "odometry":
+            twist = msg.twist.twist
+            reading["linear_speed_m_s"] = math.hypot(twist.linear.x, twist.linear.y)
+            reading["turn_rate_rad_s"] = abs(float(twist.angular.z))
+        if source.type == "joint_states":
+            positions = dict(zip(msg.name, msg.position, strict=False))
+            wanted = source.joints or list(positions)
+            reading["joints"] = tuple((j, float(positions[j])) for j in wanted if j in positions)
+            absent = [j for j in wanted if j not in positions]
+            if absent:
+                reading["note"] = f"joints not in the message: {', '.join(absent)}"
+        return StateReading(name, source.type, latest.topic, stamp, age, age > source.max_age_s, **reading)
+
+    def destroy(self) -> None:
+        for subscription in self._subscriptions:
+            self._node.destroy_subscription(subscription)
+        self._subscriptions.clear()

@@ -1,0 +1,111 @@
+"""``harness-ros task`` and the node under Ctrl-C, as processes over DDS (issue 30, item 10).
+
+A harness node process whose tool runs on a slow action server (goals run until
+cancelled), a loopback model, and the real CLI: the CLI names the run and memory
+folders; Ctrl-C during the task cancels that task on the robot and ends without a
+traceback; a SIGINT ends the idle node on the first signal, quietly.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.processes import ServerProcess
+from test_node_trust_boundary import HARNESS_ROS, REPO, write_config
+from test_ros_node import loopback_policy
+
+from harness_ros.testing.loopback_llm import LoopbackLLMServer
+
+pytestmark = pytest.mark.ros
+
+
+class Lines:
+    """A process's merged output, line by line, waited on by content."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_for(self, text: str, timeout_s: float) -> list[str]:
+        def found() -> list[str]:
+            return [line for line in self.lines if text in line]
+
+        with self._changed:
+            self._changed.wait_for(lambda: found() or self.proc.poll() is not None, timeout_s)
+            return found()
+
+    def finish(self, timeout_s: float) -> str:
+        self.proc.wait(timeout=timeout_s)
+        self._reader.join(timeout=10)
+        return "\n".join(self.lines)
+
+
+@pytest.fixture
+def node(tmp_path: Path, ros_env: dict[str, str]) -> Iterator[tuple[Lines, ServerProcess, Path]]:
+    env = {**ros_env, "LOOPBACK_TOKEN": "not-a-real-key"}
+    server = ServerProcess("slow", env)
+    with LoopbackLLMServer(loopback_policy) as llm:
+        proc = subprocess.Popen(
+            [HARNESS_ROS, "node", "--config", str(write_config(tmp_path, llm.url, timeout_s=60))],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
+        )  # fmt: skip
+        lines = Lines(proc)
+        try:
+            assert lines.wait_for("]: configured: model", 60), "\n".join(lines.lines)
+            yield lines, server, tmp_path
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=10)
+            server.stop()
+
+
+def start_task(env: dict[str, str]) -> Lines:
+    proc = subprocess.Popen(
+        [HARNESS_ROS, "task", "compute Fibonacci of order 5", "--connect-timeout", "60", "--timeout", "120"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    return Lines(proc)
+
+
+def test_ctrl_c_during_a_task_cancels_it_quietly_and_names_the_folders(
+    node: tuple[Lines, ServerProcess, Path], ros_env: dict[str, str]
+) -> None:
+    harness, server, tmp_path = node
+    task = start_task(ros_env)
+    started = task.wait_for(" started (model: ", 90)
+    assert started, "\n".join(task.lines)
+    assert (
+        f"(run folder {tmp_path / 'runs'}/" in started[0] and f", memory {tmp_path / 'memory'})" in started[0]
+    )
+    assert server.wait_for_line("goal accepted", 60), server.output  # the tool runs on the robot now
+    task.proc.send_signal(signal.SIGINT)
+    output = task.finish(30)
+    assert task.proc.returncode == 130, output
+    assert "Traceback" not in output and "RCLError" not in output, output
+    assert "interrupted: cancelling task task-" in output, output
+    assert server.wait_for_line("cancel requested", 30), server.output  # it reached the robot
+    assert harness.wait_for("cancelled", 30) is not None
+
+    # The idle node ends on its first SIGINT, quietly.
+    harness.proc.send_signal(signal.SIGINT)
+    log = harness.finish(20)
+    assert harness.proc.returncode == 0, log
+    assert "Traceback" not in log, log
