@@ -460,6 +460,15 @@ class ObservationConfig(_Model):
     post_execution_wait_s: float = Field(
         default=2.0, ge=0, description="How long the evaluator waits for frames newer than the tool's end."
     )
+    first_frame_timeout_s: float = Field(
+        default=5.0,
+        ge=0,
+        description=(
+            "Before a task's first decision, wait until this long after the subscriptions were made for a "
+            "first frame of every Model-Visible View and depth; a view still without one is reported as not "
+            "started. 0 = do not wait."
+        ),
+    )
     sensor_executor: Literal["dedicated", "shared"] = Field(
         default="dedicated",
         description=(

@@ -99,7 +99,7 @@ def test_observation_message_labels_freshness_and_metres() -> None:
     assert text.startswith("# Observation")
     assert "front: 320x240, age 0.10 s" in text
     assert "wrist: 160x120, STALE (age 3.00 s)" in text
-    assert "torso: 0x0, missing" in text
+    assert "torso: 0x0, not started (no frame received yet)" in text
     assert "forward 1.20 m, left 0.40 m, backward unknown, right 0.80 m" in text
     assert "centre: nearest 0.52 m, median 1.10 m" in text
     images = [part for part in message["content"] if part["type"] == "image_url"]

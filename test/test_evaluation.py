@@ -111,7 +111,7 @@ def test_request_holds_only_the_post_condition_and_the_observation() -> None:
     assert "forward 1.00 m, left 0.50 m, backward unknown, right 2.00 m" in text
     assert "center: nearest 0.42 m, median 0.90 m" in text
     assert "'wrist': 320x240, STALE (age 0.20 s)" in text
-    assert "'torso': no image, missing (no frame received)" in text
+    assert "'torso': no image, not started (no frame received yet)" in text
     assert "camera torso has no frames" in text
     # Nothing about the acting side: not the tool, its run, or its arguments.
     whole = json.dumps(call["messages"])

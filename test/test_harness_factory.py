@@ -107,6 +107,13 @@ def test_build_harness_wires_every_part(tmp_path: Path) -> None:
     assert block["action"] == "block"
     folder = tmp_path / "runs" / "f1"
     assert json.loads((folder / "trajectory.json").read_text())["status"] == "completed"
+    # The node's harness waits observations.first_frame_timeout_s for the first frames.
+    assert harness.first_frame_timeout_s == 5.0
+    config = _config(tmp_path)
+    config = config.model_copy(
+        update={"observations": config.observations.model_copy(update={"first_frame_timeout_s": 12.5})}
+    )
+    assert build_harness(config, model=model).first_frame_timeout_s == 12.5
 
 
 def test_consolidator_none_and_no_approval_hook(tmp_path: Path) -> None:

@@ -236,7 +236,7 @@ def test_each_turn_shows_the_views_the_model_saw(run_dir: Path) -> None:
     assert 'alt="front view at turn 1 (age 0.10 s)"' in page
     assert "<strong>front</strong> · age 0.10 s" in page
     assert "<strong>wrist</strong> · STALE (age 3.20 s)" in page
-    assert "<strong>torso</strong> · missing (no frame received)" in page
+    assert "<strong>torso</strong> · not started (no frame received yet)" in page
     assert "<strong>depth_preview</strong> · age 0.20 s" in page
     assert "forward 1.50 m · left 0.60 m · backward 0.80 m · right 0.60 m" in page
     assert "torso camera: no frame yet" in page

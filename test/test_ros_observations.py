@@ -252,7 +252,7 @@ def test_no_frames_yet_means_missing_not_stale_reuse(spinning_node: Any) -> None
 
     view = observation.view("front")
     assert view is not None and view.missing and view.jpeg == b""
-    assert view.freshness_label() == "missing (no frame received)"
+    assert view.freshness_label() == "not started (no frame received yet)"
     assert any("'/silent/image'" in note for note in observation.notes)
     assert observation.depth is None
     clearance = observation.clearance
@@ -345,3 +345,84 @@ def test_companion_sensor_node_subscribes_where_the_main_node_resolves(
         main.destroy_node()
     finally:
         context.try_shutdown()
+
+
+class _RecordingModel:
+    """Answers every decision with a final report and keeps the requests."""
+
+    name = "recording/test"
+
+    def __init__(self) -> None:
+        self.requests: list[list[dict[str, Any]]] = []
+
+    def complete(self, messages: list[dict[str, Any]], *, tools: Any = None, json_mode: bool = False) -> Any:
+        from harness_ros.model.contracts import ModelReply
+
+        self.requests.append(messages)
+        return ModelReply(text="Looked around.\nOutcome: failed", model="recording")
+
+
+def _observation_text(messages: list[dict[str, Any]]) -> str:
+    last = messages[-1]["content"]
+    return "\n".join(str(part.get("text", "")) for part in last if isinstance(part, dict))
+
+
+def _first_decision(source: Any, first_frame_timeout_s: float, on_first_turn: Any = None) -> str:
+    """Run one task on a harness over ``source``; the observation text of its first decision."""
+    from harness_ros.events import EventType
+    from harness_ros.harness import Harness
+
+    model = _RecordingModel()
+    harness = Harness(model=model, observations=source, first_frame_timeout_s=first_frame_timeout_s)
+    for event in harness.run("Look at the table."):
+        if event.type is EventType.TURN and event.turn == 1 and on_first_turn is not None:
+            on_first_turn()  # the task has started; its first observation comes next
+    return _observation_text(model.requests[0])
+
+
+def test_a_task_sent_before_the_cameras_start_waits_for_their_first_frames(
+    spinning_node: Any, publisher_factory: Any
+) -> None:
+    from harness_ros.ros.observations import RosObservationSource
+
+    config = observation_config()
+    source = RosObservationSource(spinning_node, config, footprint_radius_m=RADIUS, views=None)
+    # The publisher process starts only once the task is running: every view starts late.
+    text = _first_decision(source, FIRST_FRAMES_TIMEOUT_S, on_first_turn=publisher_factory)
+    for name in ("front", "torso", "wrist", "front_jpeg"):
+        assert f"- {name}: " in text and "age " in text.split(f"- {name}: ", 1)[1].splitlines()[0], text
+    assert "not started" not in text and "missing" not in text
+
+
+def test_a_view_that_never_started_is_reported_as_not_started_after_the_bounded_wait(
+    spinning_node: Any, publisher_factory: Any
+) -> None:
+    from harness_ros.ros.observations import RosObservationSource
+
+    config = ObservationConfig.model_validate(
+        {"views": {"front": {"topic": scene.VIEW_TOPICS["front"]}, "torso": {"topic": "/cam/never/image"}}}
+    )
+    subscribed = time.monotonic()
+    source = RosObservationSource(spinning_node, config, footprint_radius_m=RADIUS, views=None)
+    publisher = publisher_factory()
+    assert source.wait_for_messages(FIRST_FRAMES_TIMEOUT_S, topics=[scene.VIEW_TOPICS["front"]]), publisher
+    # The wait is bounded and counted from the subscriptions: 1 s from now here.
+    timeout_s = time.monotonic() - subscribed + 1.0
+    started = time.monotonic()
+    assert source.wait_for_first_frames(timeout_s) is False
+    assert 0.5 < time.monotonic() - started < 3.0
+    # A task after that deadline does not wait again for the camera that never started.
+    started = time.monotonic()
+    text = _first_decision(source, timeout_s)
+    assert time.monotonic() - started < 1.0
+    assert "- torso: 0x0, not started (no frame received yet)" in text
+    assert "torso: not started: no frame received on '/cam/never/image' in the " in text
+    assert "- front: 320x240, age " in text
+
+
+def test_without_the_wait_the_first_decision_sees_views_not_started(spinning_node: Any) -> None:
+    from harness_ros.ros.observations import RosObservationSource
+
+    source = RosObservationSource(spinning_node, observation_config(), footprint_radius_m=RADIUS, views=None)
+    text = _first_decision(source, 0.0)  # first_frame_timeout_s 0: the old behaviour
+    assert "- front: 0x0, not started (no frame received yet)" in text

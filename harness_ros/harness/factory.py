@@ -96,6 +96,7 @@ def build_harness(
         limits=config.harness,
         evaluator_config=config.evaluator,
         post_execution_wait_s=config.observations.post_execution_wait_s,
+        first_frame_timeout_s=config.observations.first_frame_timeout_s,
         runs_dir=config.harness.runs_dir,
         context_window_tokens=config.model.context_window_tokens,
         safety=config.safety,

@@ -70,6 +70,7 @@ class Harness:
         limits: HarnessLimits | None = None,
         evaluator_config: EvaluatorConfig | None = None,
         post_execution_wait_s: float = 2.0,
+        first_frame_timeout_s: float = 0.0,
         runs_dir: Path | None = None,
         system_prompt: str | None = None,
         context_window_tokens: int = 128_000,
@@ -86,6 +87,8 @@ class Harness:
         self.observations = observations
         self.limits = limits if limits is not None else HarnessLimits()
         self.context_window_tokens = context_window_tokens
+        self.first_frame_timeout_s = first_frame_timeout_s
+        """Before a task's first decision, how long a FirstFrameSource may wait for its views."""
         self.runs_dir = Path(runs_dir) if runs_dir is not None else None
         self.system_prompt = decide_prompt(
             system_prompt if system_prompt is not None else self.limits.system_prompt

@@ -45,7 +45,7 @@ from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
 from harness_ros.harness.calls import CallOutcome
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
-from harness_ros.observation.contracts import Observation
+from harness_ros.observation.contracts import FirstFrameSource, Observation
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 
@@ -256,6 +256,9 @@ class TaskRunner:
         if source is None:
             return None, None
         try:
+            if self._turn == 1 and self._h.first_frame_timeout_s > 0 and isinstance(source, FirstFrameSource):
+                # A task sent right after start-up must not decide before the cameras started.
+                source.wait_for_first_frames(self._h.first_frame_timeout_s)
             observation = source.observe()
         except Exception as err:  # a sensor fault must not end the task; the model is told
             logger.exception("observation failed")

@@ -8,13 +8,14 @@ are in metres. Sources (the ROS layer, a replayed bag, a test fake) implement
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 __all__ = [
     "DIRECTIONS",
     "Clearance",
     "DepthRegion",
     "DepthSummary",
+    "FirstFrameSource",
     "Observation",
     "ObservationSource",
     "ViewImage",
@@ -37,8 +38,12 @@ class ViewImage:
     missing: bool = False
 
     def freshness_label(self) -> str:
+        if self.stamp is None and self.age_s is None:
+            # Never had a frame: the camera has not started (or does not reach the harness),
+            # which is not the same as one that stopped (stale).
+            return "not started (no frame received yet)"
         if self.missing or self.age_s is None:
-            return "missing (no frame received)"
+            return "missing (the last frame was unusable)"
         label = f"age {self.age_s:.2f} s"
         return f"STALE ({label})" if self.stale else label
 
@@ -111,4 +116,14 @@ class ObservationSource(Protocol):
 
     def clearance(self) -> Clearance | None:
         """A fresh read of base clearance (for the safety filter)."""
+        ...
+
+
+@runtime_checkable
+class FirstFrameSource(Protocol):
+    """A source that can wait for its first frames (the ROS source: cameras start late)."""
+
+    def wait_for_first_frames(self, timeout_s: float) -> bool:
+        """Block until every view (and depth) delivered a first frame, at most until
+        ``timeout_s`` after the source subscribed; False when one is still missing."""
         ...

@@ -6,7 +6,7 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 
-from harness_ros.observation.contracts import Clearance, Observation, ObservationSource
+from harness_ros.observation.contracts import Clearance, FirstFrameSource, Observation, ObservationSource
 from harness_ros.plugins.contracts import ObservationExtra
 
 __all__ = ["ObservationWithExtras"]
@@ -37,6 +37,10 @@ class ObservationWithExtras:
 
     def observe_after(self, after: float, timeout_s: float) -> Observation:
         return self._with_extras(self._source.observe_after(after, timeout_s))
+
+    def wait_for_first_frames(self, timeout_s: float) -> bool:
+        source = self._source
+        return source.wait_for_first_frames(timeout_s) if isinstance(source, FirstFrameSource) else True
 
     def _with_extras(self, observation: Observation) -> Observation:
         notes: list[str] = []

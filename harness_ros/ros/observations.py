@@ -207,6 +207,8 @@ class RosObservationSource:
         self._cond = threading.Condition()
         self._subscriptions: list[Subscription] = []
         self._callback_group = callback_group
+        self._subscribed_at = time.monotonic()
+        """When the subscriptions were made: the first-frame wait counts from here."""
 
         keys = select_views(config, views)  # the check `harness-ros check` runs too
         self._views: dict[str, ViewTopic] = {name: config.views[key] for name, key in keys.items()}
@@ -375,6 +377,17 @@ class RosObservationSource:
     def clearance(self) -> Clearance | None:
         return self._clearance_at(self.now(), [])
 
+    def wait_for_first_frames(self, timeout_s: float) -> bool:
+        """Block until every view and the depth topic delivered a first frame, at most until
+        ``timeout_s`` after the subscriptions were made (a task long after start-up does not
+        wait again for a camera that never started); False when one is still missing."""
+        slots = [*self._view_slots.values(), *([self._depth_slot] if self._depth_slot is not None else [])]
+        remaining = self._subscribed_at + timeout_s - time.monotonic()
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: all(slot.count > 0 for slot in slots), timeout=max(0.0, remaining)
+            )
+
     # ------------------------------------------------------------------ extras
     def wait_for_messages(self, timeout_s: float, topics: Sequence[str] | None = None) -> bool:
         """Block until every subscribed topic (or each of the resolved ``topics``) delivered at
@@ -442,7 +455,11 @@ class RosObservationSource:
     def _view_image(self, name: str, msg: Any, now: float, notes: list[str]) -> ViewImage:
         view = self._views[name]
         if msg is None:
-            notes.append(f"{name}: no frame received on {self._view_slots[name].topic!r}")
+            since = time.monotonic() - self._subscribed_at
+            notes.append(
+                f"{name}: not started: no frame received on {self._view_slots[name].topic!r} "
+                f"in the {since:.1f} s since the harness subscribed"
+            )
             return ViewImage(name, b"", 0, 0, stamp=None, age_s=None, stale=True, missing=True)
         fresh = _freshness(name, stamp_to_seconds(msg.header.stamp), now, view.max_age_s, notes)
         try:
@@ -462,7 +479,11 @@ class RosObservationSource:
         depth = self._config.depth
         assert depth is not None and self._depth_slot is not None
         if msg is None:
-            notes.append(f"depth: no frame received on {self._depth_slot.topic!r}")
+            since = time.monotonic() - self._subscribed_at
+            notes.append(
+                f"depth: not started: no frame received on {self._depth_slot.topic!r} "
+                f"in the {since:.1f} s since the harness subscribed"
+            )
             return DepthSummary(regions=(), stamp=None, age_s=None, stale=True)
         fresh = _freshness("depth", stamp_to_seconds(msg.header.stamp), now, depth.max_age_s, notes)
         try:
