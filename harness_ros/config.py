@@ -97,8 +97,19 @@ class ModelConfig(_Model):
         default=None,
         description="Name of the environment variable holding the API key (never the key itself).",
     )
-    timeout_s: float = Field(default=60.0, gt=0, description="Timeout of one model call in seconds.")
-    max_retries: int = Field(default=2, ge=0, le=10, description="Retries on transient provider errors.")
+    timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Timeout of one model call in seconds; a call that times out is not retried. Fit it "
+        "to the model: a hosted model answers within 60 s, a local model on a CPU may need minutes for "
+        "its first prompt (a 3,000-token prompt at 30 tokens/s is 100 s): use 300-900 there.",
+    )
+    max_retries: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Retries on transient provider errors (connection errors, 429, 5xx); never on a timeout.",
+    )
     temperature: float | None = Field(default=None, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int | None = Field(default=None, gt=0, description="Cap on tokens per reply.")
     context_window_tokens: int = Field(

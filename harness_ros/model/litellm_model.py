@@ -2,8 +2,11 @@
 
 litellm is imported lazily (it takes seconds) with the local cost map, so no call
 reaches the network at import. The adapter owns retries: transient provider errors
-(timeouts, connection errors, 429, 5xx) are retried with exponential backoff up to
-``max_retries``; authentication and bad requests fail at once. Everything that
+(connection errors, 429, 5xx) are retried with exponential backoff up to
+``max_retries``; authentication and bad requests fail at once. A call that ran into
+``timeout_s`` is not retried: the same request would take as long again (a local model on
+a CPU that needs minutes for its first prompt would only double the wait), so the error
+names the timeout and the setting that raises it. Everything that
 escapes is an ``LLMError`` naming provider, model and cause. A reply without native
 tool calls whose text holds one (``text_calls``: bare, fenced, tagged or doubled-brace
 JSON naming an offered tool with valid arguments) comes back with that call, marked
@@ -100,8 +103,15 @@ def _status_code(err: BaseException) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def _is_timeout(litellm: Any, err: BaseException) -> bool:
+    """The call ran out of time (litellm's Timeout, the SDK's or httpx's timeout errors)."""
+    if isinstance(err, litellm.Timeout | TimeoutError):
+        return True
+    return any("Timeout" in cls.__name__ for cls in type(err).__mro__)
+
+
 def _is_transient(litellm: Any, err: BaseException) -> bool:
-    if isinstance(err, litellm.Timeout | litellm.APIConnectionError | TimeoutError | ConnectionError):
+    if isinstance(err, litellm.APIConnectionError | ConnectionError):
         return True
     code = _status_code(err)
     return code is not None and (code in _TRANSIENT_STATUS or code >= 500)
@@ -362,6 +372,16 @@ class LiteLLMModel:
         request.update(self._extra)
         return request
 
+    def _timeout_error(self, err: BaseException, attempts: int) -> LLMError:
+        msg = (
+            f"Model call timed out after {self.timeout_s:g} s (provider {self.provider!r}, model "
+            f"{self.name!r}, attempt {attempts}; {type(err).__name__}) and was not sent again: the same "
+            "request would take as long again. A local model on a CPU can need minutes for its first "
+            "prompt: raise model.timeout_s (e.g. 'timeout_s: 600' under 'model:' in the config, or "
+            "-p model.timeout_s:=600.0 for the node)"
+        )
+        return LLMError(msg)
+
     def _error(self, err: BaseException, attempts: int) -> LLMError:
         detail = " ".join(str(err).split())[:400] or type(err).__name__
         # the URL tried: a connection error is most often a wrong or unreachable api_base
@@ -401,6 +421,8 @@ class LiteLLMModel:
                     del request["response_format"]
                     attempt -= 1
                     continue
+                if _is_timeout(litellm, err):
+                    raise self._timeout_error(err, attempt) from err
                 if not _is_transient(litellm, err) or attempt > self.max_retries:
                     raise self._error(err, attempt) from err
                 delay = self.retry_backoff_s * (2 ** (attempt - 1))
