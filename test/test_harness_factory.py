@@ -101,6 +101,8 @@ def test_build_harness_wires_every_part(tmp_path: Path) -> None:
     system = model.requests[0][0]["content"]
     assert "<embodiment_profile>" in system and "<skill_catalog>" in system and "<memory>" in system
     assert "fetch-object" in system
+    # The profile's text outside the seven items reaches the model too (the frame convention).
+    assert "x forward, y left, z up" in system.split("<embodiment_profile>", 1)[1]
     # The safety filter read clearance from the observation source and blocked.
     assert observations.clearance_reads == 1
     block = [e.data for e in events if e.type is EventType.SAFETY][-1]

@@ -101,6 +101,7 @@ def test_check_of_the_example_config_fails_with_the_no_model_message(
         "topics:  clearance: /scan (LaserScan",
         "skills:  3 (",
         "         built in: load_skill, load_skill_resource, ask_operator, notify_operator, finish_task",
+        "         also sent, not validated: ",
         "plugins: ",
         "memory:  ",
     ):

@@ -15,6 +15,7 @@ from harness_ros.profile import (
     load_embodiment_profile_document_from_config,
     parse_embodiment_profile,
 )
+from harness_ros.profile.contracts import OTHER_NOTES_HEADING
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = REPO_ROOT / "profiles" / "mobile_manipulator.md"
@@ -59,12 +60,14 @@ def test_render_is_canonical_stable_and_idempotent(tmp_path: Path) -> None:
     profile = load_embodiment_profile(SHIPPED)
     rendered = profile.render()
     assert rendered == load_embodiment_profile(SHIPPED).render()
-    assert rendered.startswith("# Embodiment Profile\n\n## Operational Envelope\n\n### Base Footprint\n")
+    # The file's preamble (what the robot is, the frame convention) follows the title.
+    assert rendered.startswith("# Embodiment Profile\n\nA generic indoor mobile manipulator:")
+    assert "x forward, y left, z up.\n\n## Operational Envelope\n\n### Base Footprint\n" in rendered
     assert rendered.endswith("\n") and not rendered.endswith("\n\n")
     order = [rendered.index(f"### {item}\n") for _, item in ITEMS]
     assert order == sorted(order)
-    # The preamble paragraph of the file is not an item: it stays out of the context.
-    assert "Replace the numbers" not in rendered
+    # The authoring note is an HTML comment: it stays out of the context.
+    assert "Replace the numbers" not in rendered and "<!--" not in rendered
     again = load_embodiment_profile(write(tmp_path, rendered))
     assert again.render() == rendered
 
@@ -173,16 +176,42 @@ def test_heading_inside_a_list_or_quote_is_content_not_an_item() -> None:
         parse_embodiment_profile(text, Path("robot.md"))
 
 
-def test_extra_sections_and_their_headings_are_ignored() -> None:
+def test_text_outside_the_items_is_sent_not_validated() -> None:
     extra = (
-        "\n## Maintenance Notes\nOil the wheels.\n\n### Base Footprint\nNot this one.\n\n# Appendix\nMore.\n"
+        "\n## Maintenance Notes\nOil the wheels.\n<!-- not for the model -->\n\n"
+        "### Base Footprint\nNot this one.\n\n# Appendix\nMore.\n"
     )
-    text = profile_text() + extra
+    head = "# TIAGo Embodiment Profile\n\nFrames: x forward, y left, z up.\n\n"
+    text = head + profile_text().replace("# Embodiment Profile\n", "", 1) + extra
     profile = parse_embodiment_profile(text, Path("robot.md"))
+    # The items are still only what their own headings hold.
     assert profile.item("Base Footprint") == "Content of base footprint."
     assert profile.item("Initial Gripper Positions") == "Content of initial gripper positions."
+    # The robot's name and the frame convention lead; the rest follows the seven items.
+    assert profile.preamble == "### TIAGo Embodiment Profile\n\nFrames: x forward, y left, z up."
     rendered = profile.render()
-    assert "Oil the wheels" not in rendered and "Appendix" not in rendered
+    assert rendered.startswith(f"# Embodiment Profile\n\n{profile.preamble}\n\n## Operational Envelope\n")
+    notes = rendered.split(f"## {OTHER_NOTES_HEADING}\n", 1)[1]
+    assert rendered.index("### Initial Gripper Positions") < rendered.index(OTHER_NOTES_HEADING)
+    for kept in ("### Maintenance Notes", "Oil the wheels.", "Not this one.", "### Appendix", "More."):
+        assert kept in notes
+    assert "not for the model" not in rendered
+    assert profile.unvalidated_chars == len(profile.preamble) + len(profile.other_notes) > 0
+
+
+def test_a_profile_of_items_only_renders_as_before() -> None:
+    profile = parse_embodiment_profile(profile_text(), Path("robot.md"))
+    assert (profile.preamble, profile.other_notes) == ("", "")
+    assert profile.render().startswith(
+        "# Embodiment Profile\n\n## Operational Envelope\n\n### Base Footprint\n"
+    )
+    assert OTHER_NOTES_HEADING not in profile.render()
+
+
+def test_an_unclosed_fence_outside_the_items_is_refused() -> None:
+    text = profile_text().replace("# Embodiment Profile\n", "# Embodiment Profile\n\n```\nstray\n", 1)
+    with pytest.raises(ProfileParseError, match="unclosed code fence in the text outside the seven items"):
+        parse_embodiment_profile(text, Path("robot.md"))
 
 
 def test_deeper_subheading_before_items_keeps_the_section_open() -> None:

@@ -206,6 +206,11 @@ def run_check(args: argparse.Namespace) -> int:
         lines.append(
             f"profile: {display_path(profile.path)} (views: {', '.join(profile.model_visible_views)})"
         )
+        if profile.unvalidated_chars:
+            lines.append(
+                f"         also sent, not validated: {profile.unvalidated_chars} characters outside the "
+                "seven items (the text before the first section, and extra sections after the items)"
+            )
     lines.extend(_topic_lines(config, views))
     if catalog.has_skills:
         resources = sum(len(skill.resources) for skill in catalog.skills.values())

@@ -11,7 +11,10 @@ Matching rules:
 - an item's content runs until the next heading at or above the item's level, or
   the next recognised heading; deeper headings inside it are content;
 - HTML comments alone do not count as content (a template's ``<!-- fill in -->``
-  is still an empty item).
+  is still an empty item);
+- the text in no item is kept, unvalidated: before the first section as the
+  ``preamble`` (the robot's name in the title, the frame convention), the rest as
+  ``other_notes``; its HTML comments are dropped and headings re-levelled under ``###``.
 
 Every problem is collected and reported at once, in canonical order.
 """
@@ -30,7 +33,12 @@ from markdown_it import MarkdownIt
 
 from harness_ros.errors import ProfileParseError
 from harness_ros.paths import display_path
-from harness_ros.profile.contracts import MODEL_VISIBLE_VIEWS_ITEM, REQUIRED_STRUCTURE, EmbodimentProfile
+from harness_ros.profile.contracts import (
+    MODEL_VISIBLE_VIEWS_ITEM,
+    PROFILE_TITLE,
+    REQUIRED_STRUCTURE,
+    EmbodimentProfile,
+)
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -95,14 +103,42 @@ class _Document:
                 self.headings.append(_Heading(int(token.tag[1:]), inline.content, *token.map))
         self.blocks: list[Token] = [t for t in tokens if t.level == 0 and t.map is not None]
 
+    def item_stop(self, index: int) -> int:
+        """The first source line after the content of the item ``headings[index]``."""
+        heading = self.headings[index]
+        for following in self.headings[index + 1 :]:
+            if following.level <= heading.level or following.recognised:
+                return following.start
+        return len(self.lines)
+
+    def outside(self, used: list[tuple[int, int]]) -> tuple[str, str]:
+        """(preamble, other notes): the lines in none of the ``used`` ranges, before and
+        after the first of them, comments dropped, headings re-levelled under ``###``,
+        a title heading naming only the profile dropped."""
+        taken = [False] * len(self.lines)
+        for start, stop in used:
+            for number in range(start, min(stop, len(self.lines))):
+                taken[number] = True
+        first_used = min((start for start, _ in used), default=len(self.lines))
+        lines: list[str | None] = [None if taken[n] else line for n, line in enumerate(self.lines)]
+        for heading in self.headings:
+            if taken[heading.start]:
+                continue
+            for number in range(heading.start, heading.end):
+                lines[number] = None
+            if (
+                heading.start < first_used
+                and heading.level == 1
+                and _key(heading.text) == _key(PROFILE_TITLE)
+            ):
+                continue  # the rendered profile has its own title
+            lines[heading.start] = f"{'#' * min(6, max(3, heading.level + 1))} {heading.text}"
+        return _tidy(lines[:first_used]), _tidy(lines[first_used:])
+
     def item_content(self, index: int) -> str:
         """Normalised Markdown under ``headings[index]``: deeper headings re-levelled under ``###``."""
         heading = self.headings[index]
-        stop = len(self.lines)
-        for following in self.headings[index + 1 :]:
-            if following.level <= heading.level or following.recognised:
-                stop = following.start
-                break
+        stop = self.item_stop(index)
         lines: list[str | None] = list(self.lines[heading.end : stop])
 
         def blank(start: int, end: int) -> None:
@@ -129,6 +165,17 @@ class _Document:
         while kept and not kept[-1]:
             kept.pop()
         return "\n".join(kept)
+
+
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_BLANK_RUN = re.compile(r"\n{3,}")
+
+
+def _tidy(lines: Sequence[str | None]) -> str:
+    """Kept lines as Markdown: no HTML comments, no trailing spaces, blank runs of one line."""
+    text = "\n".join(line for line in lines if line is not None)
+    text = "\n".join(line.rstrip() for line in _COMMENT.sub("", text).split("\n"))
+    return _BLANK_RUN.sub("\n\n", text).strip("\n")
 
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
@@ -242,9 +289,11 @@ def parse_embodiment_profile(text: str, path: Path) -> EmbodimentProfile:
     current: str | None = None
     current_level = 0
     item_level = 7  # level of the last item heading; deeper unrecognised headings are its content
+    used: list[tuple[int, int]] = []  # source lines of the sections' headings and the items
     for index, heading in enumerate(document.headings):
         key = _key(heading.text)
         if key in _SECTION_KEYS:
+            used.append((heading.start, heading.end))
             current, current_level, item_level = _SECTION_KEYS[key], heading.level, 7
             if current in sections_seen:
                 duplicates.append(f"duplicate section: {current}")
@@ -258,6 +307,7 @@ def parse_embodiment_profile(text: str, path: Path) -> EmbodimentProfile:
                 duplicates.append(f"duplicate item: {current} / {item}")
             else:
                 contents[item] = document.item_content(index)
+                used.append((heading.start, document.item_stop(index)))
         elif current is not None and heading.level <= min(current_level, item_level):
             current = None
 
@@ -284,9 +334,18 @@ def parse_embodiment_profile(text: str, path: Path) -> EmbodimentProfile:
     if contents.get(MODEL_VISIBLE_VIEWS_ITEM):
         views, view_problems = _parse_views(contents[MODEL_VISIBLE_VIEWS_ITEM])
         problems.extend(view_problems)
+    preamble, other_notes = document.outside(used)
+    if _has_unclosed_fence(preamble) or _has_unclosed_fence(other_notes):
+        problems.append("unclosed code fence in the text outside the seven items")
     if problems:
         raise _error(path, problems)
-    return EmbodimentProfile(path=path, items=MappingProxyType(dict(contents)), model_visible_views=views)
+    return EmbodimentProfile(
+        path=path,
+        items=MappingProxyType(dict(contents)),
+        model_visible_views=views,
+        preamble=preamble,
+        other_notes=other_notes,
+    )
 
 
 def load_embodiment_profile(path: str | Path) -> EmbodimentProfile:
