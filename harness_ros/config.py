@@ -126,6 +126,20 @@ class ModelConfig(_Model):
         "on: always (e.g. a gateway that forwards them to Claude); off: never.",
     )
 
+    vision: Literal["auto", "true", "false"] = Field(
+        default="auto",
+        description="Whether the model takes images. auto: litellm's capability data (supports_vision); "
+        "a model it does not know, or an OpenAI-compatible server on this machine (api_base on "
+        "localhost), is text-only. false: never send images (the observation says the views are not "
+        "shown and keeps ages, depth and clearance in metres); true: send them.",
+    )
+
+    @field_validator("vision", mode="before")
+    @classmethod
+    def _vision_word(cls, value: Any) -> Any:
+        # YAML reads `vision: true` as a boolean; the ROS parameter is the string.
+        return str(value).lower() if isinstance(value, bool) else value
+
     @field_validator("model", mode="after")
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:

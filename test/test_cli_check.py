@@ -133,8 +133,8 @@ def test_model_override_and_unmapped_view_fails_as_the_node_does(deployment: Pat
     result = harness_ros("check", "--config", str(config), cwd=deployment, env=env)
     assert result.returncode == 0, result.stderr
     assert (
-        "model:   anthropic/claude-3-5-haiku-latest (from HARNESS_MODEL) [provider anthropic]\n"
-        in result.stdout
+        "model:   anthropic/claude-3-5-haiku-latest (from HARNESS_MODEL) [provider anthropic, "
+        "text-only (model.vision): camera views are described, never sent]\n" in result.stdout
     )
     assert "demo policy" not in result.stdout
 

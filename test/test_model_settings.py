@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from harness_ros.cli import main
-from harness_ros.config import HarnessConfig, config_from_dict, load_config
+from harness_ros.config import HarnessConfig, ModelConfig, config_from_dict, load_config
 from harness_ros.errors import ConfigError, LLMError
 from harness_ros.model import (
     NO_MODEL_MESSAGE,
     UnconfiguredModel,
     build_model,
+    model_takes_images,
     validate_model_settings,
 )
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
@@ -247,7 +248,12 @@ def test_online_check_times_a_text_and_an_image_request_against_the_loopback_ser
     with LoopbackLLMServer(["OK", "Red."]) as server:
         path = write_config(
             tmp_path,
-            model={"model": "openai/loopback", "api_base": server.url, "api_key_env": "LOOPBACK_KEY"},
+            model={
+                "model": "openai/loopback",
+                "api_base": server.url,
+                "api_key_env": "LOOPBACK_KEY",
+                "vision": True,  # a local server's name says nothing: this one serves a vision model
+            },
             observations={"views": {"front": {"topic": "/camera/image"}}},
         )
         code, out, err = check(capsys, "--config", str(path), "--online")
@@ -286,3 +292,50 @@ def test_online_check_fails_on_a_provider_error_after_one_attempt(
     assert "overloaded" in err
     assert len(server.requests) == 1, "the probe makes one attempt, so its time is one round trip"
     assert "check: OK" not in out
+
+
+def test_a_local_openai_compatible_server_is_text_only_unless_configured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOOPBACK_KEY", "not-a-real-key")
+    with LoopbackLLMServer(["OK", "Red."]) as server:
+        path = write_config(
+            tmp_path,
+            model={"model": "openai/gpt-4o", "api_base": server.url, "api_key_env": "LOOPBACK_KEY"},
+            observations={"views": {"front": {"topic": "/camera/image"}}},
+        )
+        code, out, err = check(capsys, "--config", str(path), "--online")
+    assert code == 0, err
+    assert "text-only (model.vision): camera views are described, never sent" in out
+    assert ", image request: " not in out
+    assert len(server.requests) == 1  # no image probe for a model that takes none
+    assert "image_url" not in json.dumps(server.requests)
+
+
+@pytest.mark.parametrize(
+    ("model", "vision", "takes"),
+    [
+        ("openai/gpt-4o-mini", "auto", True),  # litellm's capability data
+        ("anthropic/claude-3-5-haiku-latest", "auto", False),
+        ("openai/qwen2.5-coder-1.5b", "auto", False),  # unknown to litellm
+        ("openai/qwen2.5-coder-1.5b", True, True),  # YAML true
+        ("openai/gpt-4o-mini", "false", False),
+        ("harness_demo/scripted", "auto", True),
+    ],
+)
+def test_model_vision_setting(model: str, vision: Any, takes: bool) -> None:
+    assert model_takes_images(ModelConfig(model=model, vision=vision), model) is takes
+
+
+def test_a_text_only_model_cannot_be_its_own_image_evaluator(tmp_path: Path) -> None:
+    settings = config(
+        tmp_path,
+        model={"model": "openai/gpt-4o-mini", "vision": "false"},
+        evaluator={"kind": "model"},
+    )
+    with pytest.raises(ConfigError) as raised:
+        validate_model_settings(settings, require_model=True)
+    assert "judges camera images with model.model 'openai/gpt-4o-mini', which takes no images" in str(
+        raised.value
+    )
+    assert "model.vision is false" in str(raised.value)

@@ -55,6 +55,7 @@ def write_config(tmp_path: Path, server_url: str, profile: Path) -> Path:
             "api_key_env": "LOOPBACK_TOKEN",
             "timeout_s": 20,
             "max_retries": 0,
+            "vision": True,  # the loopback stands in for a vision model: the views go as images
         },
         "observations": {
             "views": {

@@ -55,7 +55,7 @@ def build_harness(
     """The configured harness. Raises ``ProfileParseError``, ``SkillError`` or
     ``MemoryStoreError`` with the precise problem when an input is invalid."""
     from harness_ros.memory import FileMemory, ModelMemoryConsolidator, ModelToolExperienceSummarizer
-    from harness_ros.model import build_model
+    from harness_ros.model import build_model, model_takes_images
     from harness_ros.profile import load_embodiment_profile_document_from_config
     from harness_ros.skills import SkillCatalog
 
@@ -107,4 +107,7 @@ def build_harness(
             max_chars=config.operator.session_max_chars,
             enabled=config.operator.session_continuity,
         ),
+        # Only the configured model's name says what it can take (a given chat object's
+        # name may be anything); without images the observation says the views are not shown.
+        model_vision=model_takes_images(config.model, config.effective_model() or getattr(chat, "name", "")),
     )

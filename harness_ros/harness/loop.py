@@ -79,8 +79,11 @@ class Harness:
         operator: OperatorChannel | None = None,
         operator_timeout_s: float = 120.0,
         session: Session | None = None,
+        model_vision: bool = True,
     ) -> None:
         self.model = model
+        self.model_vision = model_vision
+        """Whether the model takes images (``model.vision``); False: observations carry text only."""
         self.memory = memory
         self.profile = profile
         self.skills = skills

@@ -266,14 +266,17 @@ class TaskRunner:
                 time=time.time(), notes=(f"observation failed: {type(err).__name__}: {err}",)
             )
         data = observation_summary(observation)
-        if self._runlog is not None:
+        shown = self._h.model_vision
+        if not shown:
+            data["images_shown"] = False  # model.vision: the model takes no images
+        if self._runlog is not None and shown:
             saved = [
                 self._runlog.write_image(self._turn, name, jpeg)
                 for name, jpeg in observation_images(observation)
             ]
             data["images"] = [name for name in saved if name]
         yield self._emit(EventType.OBSERVATION, data)
-        return observation, observation_message(observation)
+        return observation, observation_message(observation, images=shown)
 
     def _maybe_compact(self, builder: ContextBuilder, obs_message: Message | None) -> Iterator[HarnessEvent]:
         h = self._h

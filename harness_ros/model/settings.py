@@ -32,7 +32,7 @@ from harness_ros.model.contracts import ChatModel, ModelReply
 from harness_ros.model.litellm_model import DEMO_PREFIX, import_litellm
 
 if TYPE_CHECKING:
-    from harness_ros.config import HarnessConfig, ToolBinding
+    from harness_ros.config import HarnessConfig, ModelConfig, ToolBinding
 
 __all__ = [
     "NO_MODEL_MESSAGE",
@@ -42,6 +42,7 @@ __all__ = [
     "ProbeResult",
     "UnconfiguredModel",
     "model_key",
+    "model_takes_images",
     "probe_model",
     "scripted_policy_problem",
     "validate_model_settings",
@@ -55,6 +56,7 @@ SIM_INTERFACE_PACKAGE = "harness_sim_msgs"
 REPLAY_PREFIX = "replay/"
 """``replay/<path to a recording.jsonl>`` selects ``ReplayModel`` (relative paths: cwd)."""
 _OLLAMA_PROVIDERS = frozenset({"ollama", "ollama_chat"})
+_OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm", "llamafile", "lm_studio", "openai_like"})
 _OLLAMA_DEFAULT_BASE = "http://localhost:11434"
 
 
@@ -87,6 +89,42 @@ class UnconfiguredModel:
         json_mode: bool = False,
     ) -> ModelReply:
         raise LLMError(NO_MODEL_MESSAGE)
+
+
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})  # noqa: S104 - names, no binding
+
+
+def _local_api_base(api_base: str | None) -> bool:
+    if not api_base:
+        return False
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(api_base).hostname or "").lower()
+    return host in _LOCAL_HOSTS or host.startswith("127.")
+
+
+def model_takes_images(config: ModelConfig, name: str | None) -> bool:
+    """Whether the harness may send images to model ``name`` (``model.vision``).
+
+    ``auto``: the scripted demo policy and recordings take them (they ignore or replay
+    them); an OpenAI-compatible server on this machine is text-only (its name says nothing
+    about the model behind it); otherwise litellm's ``supports_vision``, and a model
+    litellm does not know is text-only. Never raises."""
+    if config.vision != "auto":
+        return config.vision == "true"
+    name = (name or "").strip()
+    if not name:
+        return False
+    if name.startswith((DEMO_PREFIX, REPLAY_PREFIX)):
+        return True
+    provider = name.split("/", 1)[0] if "/" in name else ""
+    if provider in _OPENAI_COMPATIBLE and _local_api_base(config.api_base):
+        return False
+    try:
+        litellm = import_litellm()
+        return bool(litellm.supports_vision(model=name))
+    except Exception:  # noqa: BLE001 - unknown to litellm (or its data unreadable): text-only
+        return False
 
 
 def model_key(config: HarnessConfig) -> str:
@@ -126,11 +164,25 @@ def scripted_policy_problem(
     )
 
 
-def _main_sees_images(config: HarnessConfig, main: str) -> bool:
-    # The node refuses a profile view without a topic, so configured views are what it sends;
-    # a model evaluator on the main model judges camera images too.
+def _main_sees_images(config: HarnessConfig, key: str, main: str) -> bool:
+    # The node refuses a profile view without a topic, so configured views are what it sends
+    # (to a model that takes images); a model evaluator on the main model judges camera images.
     judges = config.evaluator.kind == "model" and config.evaluator.model in (None, main)
-    return bool(config.observations.views) or judges
+    if main.startswith(REPLAY_PREFIX) or not (judges or config.observations.views):
+        return judges or bool(config.observations.views)
+    takes = model_takes_images(config.model, main)
+    if judges and not takes:
+        how = (
+            "model.vision is false"
+            if config.model.vision == "false"
+            else "litellm does not list it as a vision model"
+        )
+        raise ConfigError(
+            f"evaluator.kind 'model' judges camera images with {key} {main!r}, which takes no images "
+            f"({how}): set evaluator.model to a vision model, another evaluator.kind, or model.vision: "
+            "true if this model does take images"
+        )
+    return takes
 
 
 def _models_in_use(config: HarnessConfig) -> list[tuple[str, str, str, bool]]:
@@ -138,7 +190,8 @@ def _models_in_use(config: HarnessConfig) -> list[tuple[str, str, str, bool]]:
     found: list[tuple[str, str, str, bool]] = []
     main = config.effective_model()
     if main is not None:
-        found.append(("model", model_key(config), main, _main_sees_images(config, main)))
+        key = model_key(config)
+        found.append(("model", key, main, _main_sees_images(config, key, main)))
     evaluator = config.evaluator.model
     if config.evaluator.kind == "model" and evaluator and evaluator != main:
         found.append(("evaluator", "evaluator.model", evaluator, True))
@@ -251,6 +304,9 @@ def validate_model_settings(
             api_key = _api_key(config, environ)
             litellm = import_litellm()
         provider, note = _check_litellm_model(litellm, config, key, name, api_key)
+        if role == "model" and config.observations.views and not sees_images:
+            text_only = "text-only (model.vision): camera views are described, never sent"
+            note = f"{note}; {text_only}" if note else text_only
         settings.append(ModelSetting(role, key, name, provider, sees_images, note))
     return settings
 

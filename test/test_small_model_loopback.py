@@ -1,0 +1,104 @@
+"""A task driven the way Qwen2.5-Coder drives it through llama.cpp, over litellm's real HTTP path.
+
+The loopback server answers as that model does: no native tool_calls, the calls written
+in the content as a bare JSON line or with the chat template's doubled braces, and once
+the previous tool result echoed back as plain text. The task must complete through the
+recovered calls, and the echo must get a reminder instead of ending the task.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness_ros.events import EventType
+from harness_ros.harness import Harness
+from harness_ros.model import LiteLLMModel
+from harness_ros.testing.loopback_llm import LoopbackLLMServer
+from harness_ros.tools import success, tool
+
+ECHO = '<tool_response>\n{"success": true, "seen": "a red cup on the table"}\n</tool_response>'
+REPLIES: list[Any] = [
+    # turn 1: a bare JSON line, and a second call after it (only the first may run)
+    'I will look first.\n{"name": "look", "arguments": {"area": "table"}}\n'
+    '{"name": "look", "arguments": {"area": "shelf"}}',
+    # turn 2: the previous tool result echoed back as plain text
+    ECHO,
+    # turn 3: the template's doubled braces
+    '{{"name": "finish_task", "arguments": {{"outcome": "succeeded", '
+    '"summary": "The red cup is on the table."}}}}',
+]
+
+
+def _tools(calls: list[str]) -> list[Any]:
+    @tool(description="Look at an area and say what is there.")
+    def look(area: str) -> dict[str, Any]:
+        calls.append(area)
+        return success(seen=f"a red cup on the {area}", run_id=f"look-{len(calls)}")
+
+    return [look]
+
+
+def test_a_small_model_completes_a_task_through_calls_recovered_from_text() -> None:
+    calls: list[str] = []
+    with LoopbackLLMServer(list(REPLIES)) as server:
+        model = LiteLLMModel(
+            "openai/qwen2.5-coder-1.5b-instruct",
+            api_base=server.url,
+            api_key="not-a-real-key",
+            max_retries=0,
+            timeout_s=20,
+            completion_kwargs={"_skip_mcp_handler": True},  # litellm's MCP import needs 'mcp'
+        )
+        events = list(Harness(model=model, tools=_tools(calls)).run("where is the cup?", task_id="small"))
+        requests = list(server.requests)
+
+    done = events[-1].data
+    assert (done["status"], done["finished_by"], done["claim"]) == ("completed", "finish_task", "succeeded")
+    assert done["report"] == "The red cup is on the table."
+    assert calls == ["table"]  # one physical action per reply: the second call did not run
+    assert len(requests) == 3
+    # No tool_choice: "required" makes llama.cpp's small models write junk until max_tokens.
+    assert all("tool_choice" not in request for request in requests)
+
+    responses = [e.data for e in events if e.type is EventType.MODEL_RESPONSE]
+    assert [r["recovered_from_text"] for r in (responses[0], responses[2])] == [2, 1]
+    assert responses[0]["original_text"] == REPLIES[0] and responses[0]["text"] == "I will look first."
+    assert all(call["recovered_from_text"] for call in responses[0]["tool_calls"])
+    assert "recovered_from_text" not in responses[1] and responses[1]["tool_calls"] == []
+
+    results = [e.data for e in events if e.type is EventType.TOOL_RESULT]
+    assert results[0]["tool"] == "look" and results[0]["recovered_from_text"] is True
+    assert results[0]["result"]["run_id"] == "look-1"  # the run log keeps the full envelope
+    assert results[1]["refused"] is True and "one tool call per turn" in results[1]["result"]["reason"]
+
+    reminders = [e.data for e in events if e.type is EventType.REMINDER]
+    assert [(r["reminder"], r["limit"]) for r in reminders] == [(1, 2)]
+
+    # What went back over the wire: the recovered calls as native tool calls, each answered
+    # by a compact tool message, then the echo and the reminder.
+    second = requests[1]["messages"]
+    assistant = next(m for m in second if m["role"] == "assistant")
+    assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["look", "look"]
+    tool_messages = [m for m in second if m["role"] == "tool"]
+    assert json.loads(tool_messages[0]["content"]) == {"success": True, "seen": "a red cup on the table"}
+    assert "run_id" not in tool_messages[0]["content"]
+    third = requests[2]["messages"]
+    assert third[-2] == {"role": "assistant", "content": ECHO}
+    assert third[-1]["role"] == "user" and "reminder 1 of 2" in third[-1]["content"]
+
+
+def test_a_model_that_only_echoes_ends_as_a_limit_not_as_done() -> None:
+    with LoopbackLLMServer([ECHO] * 3) as server:
+        model = LiteLLMModel(
+            "openai/qwen2.5-coder-1.5b-instruct",
+            api_base=server.url,
+            api_key="not-a-real-key",
+            max_retries=0,
+            timeout_s=20,
+            completion_kwargs={"_skip_mcp_handler": True},
+        )
+        events = list(Harness(model=model, tools=_tools([])).run("where is the cup?", task_id="echo"))
+    done = events[-1].data
+    assert (done["status"], done["outcome"], done["finished_by"]) == ("failed", "failed", None)
+    assert "plain text 3 times in a row" in done["reason"]
