@@ -113,7 +113,8 @@ def first_decision(
     )
     builder = ContextBuilder(resident)
     builder.history.add_instruction(instruction)
-    observation = _text_only(observation_message(sample_observation(config)))
+    # As a text-only local model gets it (model.vision): no images, the views listed as not shown.
+    observation = _text_only(observation_message(sample_observation(config), images=False))
     messages = builder.messages(observation)
     parts = list(resident_sections(resident))
     parts.extend((f"tool {d['function']['name']}", _tool_json(d)) for d in tool_definitions)
