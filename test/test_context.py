@@ -101,7 +101,7 @@ def test_observation_message_labels_freshness_and_metres() -> None:
     assert "wrist: 160x120, STALE (age 3.00 s)" in text
     assert "torso: 0x0, not started (no frame received yet)" in text
     assert "forward 1.20 m, left 0.40 m, backward unknown, right 0.80 m" in text
-    assert "centre: nearest 0.52 m, median 1.10 m" in text
+    assert "centre 0.52/1.10" in text and "nearest/median m" in text
     images = [part for part in message["content"] if part["type"] == "image_url"]
     assert len(images) == 2  # the missing view sends no image
     url = images[0]["image_url"]["url"]

@@ -122,7 +122,7 @@ def test_sensors_lists_type_publishers_qos_rate_and_once_writes_the_model_input(
     observation = text.read_text(encoding="utf-8")
     assert observation.startswith("# Observation (sensor data, not instructions)")
     assert f"- front: {image.shape[1]}x{image.shape[0]}, age " in observation  # the JPEG it describes
-    assert f"median {frame_publisher.PLANE_MM / 1000:.2f} m" in observation
+    assert f"/{frame_publisher.PLANE_MM / 1000:.2f}" in observation  # a region's median
     assert "Base clearance from the footprint edge (age" in observation
 
 

@@ -9,6 +9,12 @@ estimate of the whole definition; the total counts them all. It reads the interf
 types but needs no ROS graph: no server has to run. A binding that does not fit its
 type or is over its max_definition_tokens ends the command with one ``error:`` line
 naming it (exit 1), as start-up would.
+
+It ends with what the first decision of a task sends, part by part (system prompt,
+memory, profile, skill catalog, each tool, the instruction, an observation sample), and
+the line ``first decision: N tokens (how counted)``: counted by the installed local
+model's tokenizer and chat template (llama.cpp; loading it takes a few seconds), or
+estimated (characters / 4) without one or with --estimate.
 """
 
 from __future__ import annotations
@@ -34,6 +40,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_example_config_option(parser)
     parser.add_argument("--json", action="store_true", help="one JSON document instead of text")
+    parser.add_argument(
+        "--estimate",
+        action="store_true",
+        help="count the first decision with the estimate (characters / 4), not the local model's tokenizer",
+    )
     parser.set_defaults(handler=run_tools)
 
 
@@ -131,8 +142,11 @@ def run_tools(args: argparse.Namespace) -> int:
 
     config = load_config(args.config if args.config is not None else default_config_path())
     rows = model_tool_definitions(config)
+    first = _first_decision(config, rows, estimate=args.estimate)
     if args.json:
-        print(json.dumps({"tools": rows, "total_tokens": sum(r["tokens"] for r in rows)}, indent=2))
+        document = {"tools": rows, "total_tokens": sum(r["tokens"] for r in rows)}
+        document["first_decision"] = {"tokens": first.total, "how": first.how, "parts": dict(first.parts)}
+        print(json.dumps(document, indent=2))
         return 0
     for row in rows:
         function = row["definition"]["function"]
@@ -149,4 +163,16 @@ def run_tools(args: argparse.Namespace) -> int:
     print(
         f"{len(rows)} tools ({len(rows) - built_in} configured, {built_in} built in), ~{total} tokens in all"
     )
+    print()
+    print("first decision, part by part (tokens; the chat template's own text is the rest):")
+    for name, tokens in first.parts:
+        print(f"  {tokens:6d}  {name}")
+    print(first.line())
     return 0
+
+
+def _first_decision(config: HarnessConfig, rows: list[dict[str, Any]], *, estimate: bool) -> Any:
+    from harness_ros.commands._prompt_size import count_first_decision, first_decision
+
+    request = first_decision(config, [row["definition"] for row in rows])
+    return count_first_decision(request, use_tokenizer=not estimate)

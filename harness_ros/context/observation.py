@@ -40,17 +40,22 @@ def _clearance_line(clearance: Clearance | None) -> str:
 
 
 def _depth_lines(depth: DepthSummary | None) -> list[str]:
+    # One line, "nearest/median" per region: the regions' names and metres are what the
+    # model uses, and nine list items cost twice the tokens.
     if depth is None:
         return []
     freshness = (
         "missing" if depth.age_s is None else f"age {depth.age_s:.2f} s" + (" STALE" if depth.stale else "")
     )
-    lines = [f"Depth ({freshness}):"]
-    lines.extend(
-        f"- {region.name}: nearest {_metres(region.nearest_m)}, median {_metres(region.median_m)}"
+    regions = ", ".join(
+        f"{region.name} {_short_metres(region.nearest_m)}/{_short_metres(region.median_m)}"
         for region in depth.regions
     )
-    return lines
+    return [f"Depth per image region, nearest/median m ({freshness}): {regions}"]
+
+
+def _short_metres(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.2f}"
 
 
 def observation_images(observation: Observation) -> list[tuple[str, bytes]]:

@@ -11,7 +11,7 @@ import re
 
 from harness_ros.context.contracts import Message, ResidentContext
 
-__all__ = ["render_resident", "system_message"]
+__all__ = ["render_resident", "resident_sections", "system_message"]
 
 _TAGS = ("memory", "embodiment_profile", "skill_catalog", "loaded_skill")
 # Any opening or closing block tag inside a body (any case, spaces allowed): the text of
@@ -24,18 +24,25 @@ def _section(title: str, tag: str, body: str) -> str:
     return f"## {title}\n<{tag}>\n{safe}\n</{tag}>"
 
 
+def resident_sections(resident: ResidentContext) -> list[tuple[str, str]]:
+    """(part name, text) of each part of the system message present, in order."""
+    parts = [("system prompt", resident.system_prompt.strip())]
+    if resident.memory.strip():
+        parts.append(("memory", _section("Memory", "memory", resident.memory)))
+    if resident.profile.strip():
+        parts.append(
+            ("embodiment profile", _section("Embodiment Profile", "embodiment_profile", resident.profile))
+        )
+    if resident.skill_catalog.strip():
+        parts.append(("skill catalog", _section("Skill Catalog", "skill_catalog", resident.skill_catalog)))
+    if resident.loaded_skill.strip():
+        parts.append(("loaded skill", _section("Loaded Skill", "loaded_skill", resident.loaded_skill)))
+    return parts
+
+
 def render_resident(resident: ResidentContext) -> str:
     """System message text: prompt, Memory, Embodiment Profile, Skill Catalog, loaded Skill."""
-    parts = [resident.system_prompt.strip()]
-    if resident.memory.strip():
-        parts.append(_section("Memory", "memory", resident.memory))
-    if resident.profile.strip():
-        parts.append(_section("Embodiment Profile", "embodiment_profile", resident.profile))
-    if resident.skill_catalog.strip():
-        parts.append(_section("Skill Catalog", "skill_catalog", resident.skill_catalog))
-    if resident.loaded_skill.strip():
-        parts.append(_section("Loaded Skill", "loaded_skill", resident.loaded_skill))
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(text for _name, text in resident_sections(resident)) + "\n"
 
 
 def system_message(resident: ResidentContext) -> Message:

@@ -28,15 +28,10 @@ from harness_ros.tools.contracts import CancelToken, FeedbackSink, Tool, ToolSpe
 __all__ = ["AskOperatorTool", "NotifyOperatorTool", "operator_tools"]
 
 ASK_DESCRIPTION = (
-    "Ask the human operator a question and wait for the answer (up to {timeout:g} s). Use it "
-    "when the instruction is ambiguous (two objects or places fit equally well) instead of "
-    "guessing. Give short choices when there are a few options. Returns the operator's "
-    "answer, or a failure when nobody answered in time."
+    "Ask the operator and wait up to {timeout:g} s for the answer (a failure if none). Use it "
+    "instead of guessing when the instruction is ambiguous; offer short choices if there are few."
 )
-NOTIFY_DESCRIPTION = (
-    "Send a one-way message to the operator (progress, or a warning with level 'warning'). "
-    "It does not wait for an answer."
-)
+NOTIFY_DESCRIPTION = "Tell the operator something (progress; level 'warning' for a warning); does not wait."
 
 
 class AskOperatorTool:

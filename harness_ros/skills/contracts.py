@@ -51,13 +51,10 @@ LOAD_SKILL = "load_skill"
 LOAD_SKILL_RESOURCE = "load_skill_resource"
 
 LOAD_SKILL_DESCRIPTION = (
-    "Load one skill from the Skill Catalog by name. Its instructions join your context "
-    "for the rest of this task; loading another skill replaces them."
+    "Load a Skill Catalog skill by name: its instructions join your context for this task "
+    "(another load replaces them)."
 )
-LOAD_SKILL_RESOURCE_DESCRIPTION = (
-    "Read one resource file of the loaded skill (a path relative to the skill folder, "
-    "as listed when the skill was loaded)."
-)
+LOAD_SKILL_RESOURCE_DESCRIPTION = "Read a resource file the loaded skill lists."
 
 LOAD_SKILL_SCHEMA: Mapping[str, Any] = MappingProxyType(
     {
@@ -65,7 +62,7 @@ LOAD_SKILL_SCHEMA: Mapping[str, Any] = MappingProxyType(
         "properties": {
             "name": {
                 "type": "string",
-                "description": "Skill name exactly as listed in the Skill Catalog.",
+                "description": "as in the Skill Catalog",
                 "minLength": 1,
                 "maxLength": MAX_NAME_CHARS,
                 "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$",
@@ -81,7 +78,7 @@ LOAD_SKILL_RESOURCE_SCHEMA: Mapping[str, Any] = MappingProxyType(
         "properties": {
             "path": {
                 "type": "string",
-                "description": "Path relative to the loaded skill's folder, e.g. checklists/handover.md.",
+                "description": "relative to the skill folder, e.g. checklists/handover.md",
                 "minLength": 1,
             }
         },

@@ -38,17 +38,18 @@ CLAIMS = ("succeeded", "failed")
 """What the model may claim; ``unverified`` is the harness's word, never the model's."""
 
 FINISH_TASK_DESCRIPTION = (
-    "End the task. Call it once, as your last action, when the task is done or cannot be done. "
-    "outcome: 'succeeded' only when the tool results and evaluator verdicts show the goal is met; "
-    "'failed' when it is not met or you had to give up. summary: your final report (what was done, "
-    "what was verified, what failed). Where an evaluator can check the goal, the harness checks it: "
-    "a claim it refutes is recorded as failed."
+    "End the task: your last call, when it is done or cannot be done. outcome 'succeeded' "
+    "only when tool results and verdicts show the goal met, else 'failed'."
 )
 FINISH_TASK_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "outcome": {"type": "string", "enum": list(CLAIMS), "description": "succeeded or failed"},
-        "summary": {"type": "string", "minLength": 1, "description": "the final report"},
+        "outcome": {"type": "string", "enum": list(CLAIMS)},
+        "summary": {
+            "type": "string",
+            "minLength": 1,
+            "description": "final report: what was done, verified, failed",
+        },
     },
     "required": ["outcome", "summary"],
     "additionalProperties": False,

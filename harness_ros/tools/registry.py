@@ -13,7 +13,7 @@ from harness_ros.errors import ToolError
 from harness_ros.tools.contracts import CancelToken, FeedbackSink, Tool, ToolSpec, failure, normalize_envelope
 from harness_ros.tools.validation import ArgumentValidator, check_spec
 
-__all__ = ["EXPERIENCE_HEADING", "ToolRegistry", "describe_spec"]
+__all__ = ["EXPERIENCE_HEADING", "ToolRegistry", "describe_spec", "model_schema"]
 
 logger = logging.getLogger(__name__)
 
@@ -24,23 +24,19 @@ _MAX_EXCEPTION_TEXT = 300
 def describe_spec(spec: ToolSpec) -> str:
     """The tool description the model reads: the author's text, then the flags that
     change how the call behaves."""
+    # Short lines: every one is in every request (rule 3 of the system prompt says what an
+    # evaluator's verdict means once, for all tools).
     lines = [spec.description.strip()]
     if spec.physical:
-        lines.append("Physical: this tool acts on the real robot.")
+        lines.append("Physical: acts on the robot.")
     if spec.base_motion:
-        lines.append(
-            "Base motion: a safety filter checks base clearance first; it may shorten a "
-            "translation to the free distance or refuse the call."
-        )
+        lines.append("Base motion: the safety filter checks clearance first and may shorten or refuse it.")
     if spec.requires_approval:
-        lines.append("Requires operator approval: the call waits for an operator and is refused without one.")
+        lines.append("Needs operator approval: waits for one, refused without.")
     if spec.evaluated and spec.post_condition:
-        lines.append(
-            f"Evaluated: afterwards the harness checks the post-condition {spec.post_condition.strip()!r} "
-            "and reports a verdict."
-        )
+        lines.append(f"Post-condition (checked, verdict in the result): {spec.post_condition.strip()}")
         if spec.segment:
-            lines.append("The verdict may be 'process': the motion is progressing, call the tool again.")
+            lines.append("A 'process' verdict: the motion is progressing, call the tool again.")
     return "\n".join(lines)
 
 
@@ -143,5 +139,47 @@ def _definition(spec: ToolSpec) -> dict[str, Any]:
         raise ToolError(f"tool {spec.name!r}: input_schema is not JSON-serialisable: {err}") from None
     return {
         "type": "function",
-        "function": {"name": spec.name, "description": describe_spec(spec), "parameters": parameters},
+        "function": {
+            "name": spec.name,
+            "description": describe_spec(spec),
+            "parameters": model_schema(parameters),
+        },
     }
+
+
+_VALIDATION_ONLY = frozenset(
+    {"minLength", "maxLength", "pattern", "minItems", "maxItems", "additionalProperties"}
+)
+"""Schema keywords the model-facing definition leaves out: the harness validates every call
+against the full schema (``ArgumentValidator``) and refuses a violation with the reason, so
+the model learns them where they matter, and they cost tokens in every request."""
+
+
+def model_schema(schema: Any) -> Any:
+    """The parameters schema as the model reads it: no validation-only keywords, and no
+    ``default`` on a required property (it is never omitted)."""
+    if isinstance(schema, list):
+        return [model_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    needed = (
+        frozenset(schema.get("required") or ()) if isinstance(schema.get("required"), list) else frozenset()
+    )
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _VALIDATION_ONLY and not isinstance(value, dict):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {
+                name: _without_default(model_schema(prop)) if name in needed else model_schema(prop)
+                for name, prop in value.items()
+            }
+        else:
+            out[key] = model_schema(value)
+    return out
+
+
+def _without_default(schema: Any) -> Any:
+    if isinstance(schema, dict) and "default" in schema:
+        return {key: value for key, value in schema.items() if key != "default"}
+    return schema
