@@ -167,7 +167,7 @@ def test_skills_list_prints_names_and_descriptions(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     names = [line for line in result.stdout.splitlines() if line and not line.startswith(" ")]
     assert names == ["fetch-object", "recover-failed-grasp", "tidy-surface"]
-    assert "    Find a named object, pick it up" in result.stdout
+    assert "    Find an object, pick it up" in result.stdout
     assert "    resources: checklists/handover.md" in result.stdout
 
 

@@ -53,6 +53,7 @@ __all__ = [
     "FieldError",
     "MessageTypeInfo",
     "binding_schema",
+    "distro_advice",
     "field_type",
     "fill_message",
     "fit_to_installed",
@@ -319,8 +320,29 @@ def tool_spec(binding: Any) -> tuple[ToolSpec, CompiledBinding | None]:
     except ToolError as err:
         text = str(err)
         prefix = f"tool {binding.name!r}"
-        raise ToolError(text if text.startswith(prefix) else f"{prefix}: {text}") from None
+        text = text if text.startswith(prefix) else f"{prefix}: {text}"
+        raise ToolError(text + distro_advice(binding, text)) from None
     return spec, compiled
+
+
+def distro_advice(binding: Any, text: str) -> str:
+    """What the user can change, with the distribution the installed type looks like."""
+    looks = describe_installed(binding.type)
+    if not looks:
+        return ""
+    match = re.search(r"goal field '([^']+)': no such field", text)
+    if match:
+        change = (
+            f"remove goal field {match.group(1)!r}, list 'goal.{match.group(1)}' in optional_fields "
+            "(a constant whose absence is safe), or pick the preset for this distribution"
+        )
+    elif match := re.search(r"(message_field|error_code_field|success_field) '([^']+)'", text):
+        change = f"list 'result.{match.group(2)}' in optional_fields or set {match.group(1)}: null"
+    elif match := re.search(r"(result|feedback)_fields\.\w+: '([^']+)'", text):
+        change = f"list '{match.group(1)}.{match.group(2)}' in optional_fields or remove the projection"
+    else:
+        change = "check the binding against this distribution's type (docs/robot.md, ROS distributions)"
+    return f" [{looks}: {change}]"
 
 
 # --------------------------------------------------------------------------- schema

@@ -23,7 +23,6 @@ still be cancelled by id after ``accept_timeout_s``, and the failure names its r
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 import uuid
@@ -41,9 +40,10 @@ from unique_identifier_msgs.msg import UUID
 from harness_ros.config import ToolBinding
 from harness_ros.errors import ToolError
 from harness_ros.evaluation.evidence import Pose2D, requested_pose_from_goal
-from harness_ros.ros.distros import constants_of, describe_installed
+from harness_ros.ros.distros import constants_of
 from harness_ros.ros.interfaces import (
     FieldError,
+    distro_advice,
     field_type,
     fill_message,
     fit_to_installed,
@@ -659,7 +659,8 @@ def build_ros_tools(
                 text = str(err)
                 prefix = f"tool {binding.name!r}"
                 text = text if text.startswith(prefix) else f"{prefix}: {text}"
-                text += _distro_advice(binding, text)
+                if " looks like ROS 2 " not in text:  # tool_spec may have said it already
+                    text += distro_advice(binding, text)
                 if binding.optional:
                     node.get_logger().warning(f"{text} (optional: true, so the tool is left out)")
                     continue
@@ -669,26 +670,6 @@ def build_ros_tools(
             tool.destroy()
         raise
     return list(tools)
-
-
-def _distro_advice(binding: ToolBinding, text: str) -> str:
-    """What the user can change, with the distribution the installed type looks like."""
-    looks = describe_installed(binding.type)
-    if not looks:
-        return ""
-    match = re.search(r"goal field '([^']+)': no such field", text)
-    if match:
-        change = (
-            f"remove goal field {match.group(1)!r}, list 'goal.{match.group(1)}' in optional_fields "
-            "(a constant whose absence is safe), or pick the preset for this distribution"
-        )
-    elif match := re.search(r"(message_field|error_code_field|success_field) '([^']+)'", text):
-        change = f"list 'result.{match.group(2)}' in optional_fields or set {match.group(1)}: null"
-    elif match := re.search(r"(result|feedback)_fields\.\w+: '([^']+)'", text):
-        change = f"list '{match.group(1)}.{match.group(2)}' in optional_fields or remove the projection"
-    else:
-        change = "check the binding against this distribution's type (docs/robot.md, ROS distributions)"
-    return f" [{looks}: {change}]"
 
 
 def _constant_words(result_class: type, error_code_field: str | None) -> dict[int, str]:
