@@ -67,7 +67,9 @@ def observation() -> Observation:
         views=(
             view("front", b"\xff\xd8front"),
             view("wrist", b"\xff\xd8wrist", stale=True),
-            view("torso", b"", missing=True),
+            ViewImage(
+                name="torso", jpeg=b"", width=0, height=0, stamp=None, age_s=None, stale=False, missing=True
+            ),
         ),
         depth=DepthSummary(
             regions=(DepthRegion("center", 0.42, 0.9),),
