@@ -688,7 +688,7 @@ def test_compaction_keeps_tail_and_never_summarises_resident_context(
 def test_failed_compaction_leaves_history_unchanged(robot: Robot) -> None:
     steps = [reply(call("look", f"c{i}")) for i in range(4)] + [final("done")]
     model = ScriptedModel(steps, compact=plain("I refuse to answer in JSON"))
-    events = run_all(Harness(model=model, tools=robot.tools, context_window_tokens=1200))
+    events = run_all(Harness(model=model, tools=robot.tools, context_window_tokens=900))
     errors = [e.data["error"] for e in of(events, EventType.COMPACTION)]
     assert errors and all(errors)
     assert done(events).data["status"] == "completed"
