@@ -35,10 +35,10 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(1000)]
 INSTRUCTION = "Fetch the green bottle from the coffee table and put it on the kitchen table."
 MAX_TURNS = 4
 _TASK_TIMEOUT_S = 360.0
+"""The node's wall-time limit for the task (a limit, so an honest ending); the client waits longer."""
 _MAX_REPLY_TOKENS = 256
 """Bounds CI time: the 0.5B tends to write every offered tool as a call (one reply of
 hundreds of tokens); the first call is what runs, and what the test checks."""
-"""The node's wall-time limit for the task (a limit, so an honest ending); the client waits longer."""
 _READY_TIMEOUT_S = 120.0
 LIMIT_REASONS = ("turn limit", "wall-time limit", "malformed decisions in a row", "text_reply_reminders")
 """How a task that a limit ended says so in its reason."""
