@@ -182,7 +182,7 @@ def test_a_local_model_drives_one_sim_task_through_the_node(
     results = [e["data"] for e in events if e["type"] == "tool_result"]
     for result in results:
         content = result.get("result") or {}
-        if not result.get("executed") or content.get("status") != "success":
+        if not (result.get("executed") and content.get("success") is True):
             assert str(content.get("reason") or "").strip(), result
     # It ended by finish_task, an operator question or a limit: never a tool result taken as the report.
     if done["status"] == "completed":
