@@ -50,6 +50,14 @@ PIP_ONLY = {
 PIP_WITHOUT_IMPORT = {"mcp": "litellm imports it whenever tools are passed"}
 """Pip remainder entries no module of ours imports, with the reason they are there."""
 
+OPTIONAL_IMPORTS = {
+    "xllamacpp": "the local model's runtime: `make local-model` / `harness-ros model install` "
+    "installs it, never the base install or rosdep (imported only when a local model is served)",
+    "jinja2": "only test/test_local_model.py renders the served chat template with it; litellm "
+    "depends on it, and it is there whenever the local model is",
+}
+"""Modules of the optional local-model extra, with why no rosdep key or pip line declares them."""
+
 TEST_DEPS_WITHOUT_IMPORT = {"python3-pytest-timeout": "pyproject.toml sets the pytest `timeout` option"}
 
 
@@ -106,7 +114,7 @@ def imported_modules(*roots: Path) -> dict[str, set[str]]:
                 names = [node.module]
             for name in names:
                 top = name.split(".")[0]
-                if top in sys.stdlib_module_names or top in local:
+                if top in sys.stdlib_module_names or top in local or top in OPTIONAL_IMPORTS:
                     continue
                 module = ".".join(name.split(".")[:2]) if top == "rosbags" else top
                 if module not in PIP_ONLY:
