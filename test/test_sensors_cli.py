@@ -88,7 +88,7 @@ def test_sensors_lists_type_publishers_qos_rate_and_once_writes_the_model_input(
     out_dir = tmp_path / "seen"
     config = write_config(tmp_path, SCENE)
     result = sensors_cli(
-        ros_env, config, "--window", "2", "--timeout", str(DISCOVERY_S), "--once", "--out", str(out_dir)
+        ros_env, config, "--window", "4", "--timeout", str(DISCOVERY_S), "--once", "--out", str(out_dir)
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
@@ -104,7 +104,11 @@ def test_sensors_lists_type_publishers_qos_rate_and_once_writes_the_model_input(
         line = next(line for line in lines if line.startswith(f"{role}: "))
         assert f"{topic}  {msg_type}  1 publisher  " in line, line
         rate = float(re.search(r"([0-9.]+) Hz", line).group(1))  # type: ignore[union-attr]
-        assert 1.0 < rate < 15.0, line  # published at 10 Hz
+        # Published at 10 Hz. Best-effort 640x480 frames between processes may be dropped
+        # (three views of 0.9 MB each at 10 Hz; see troubleshooting.md), so a camera image
+        # only has to arrive; the small messages have to keep their rate.
+        low = 0.0 if msg_type == "sensor_msgs/msg/Image" else 1.0
+        assert low < rate < 15.0, line
         qos_line = lines[lines.index(line) + 1]
         assert qos_line.strip().startswith(f"publisher /frame_publisher: {msg_type}, best_effort, volatile")
     assert "problems:" not in result.stdout
@@ -121,7 +125,8 @@ def test_sensors_lists_type_publishers_qos_rate_and_once_writes_the_model_input(
     assert (red, green, blue) == pytest.approx(frame_publisher.VIEW_RGB["front"], abs=12)
     observation = text.read_text(encoding="utf-8")
     assert observation.startswith("# Observation (sensor data, not instructions)")
-    assert f"- front: {image.shape[1]}x{image.shape[0]}, age " in observation  # the JPEG it describes
+    # The JPEG it describes (its age, or STALE when best-effort frames were dropped).
+    assert re.search(rf"- front: {image.shape[1]}x{image.shape[0]}, (STALE \()?age ", observation)
     assert f"/{frame_publisher.PLANE_MM / 1000:.2f}" in observation  # a region's median
     assert "Base clearance from the footprint edge (age" in observation
 
