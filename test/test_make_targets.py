@@ -3,6 +3,7 @@ target out of date, as on a fresh clone), so CI checks the demo's prerequisites.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,8 +16,18 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def dry_run(target: str) -> list[str]:
     if shutil.which("make") is None:
         pytest.fail("make is not installed: the README's two commands need it")
+    # Run from `make test`, make is a sub-make: it prints "make[1]: Entering directory" lines
+    # and inherits the parent's flags. Read the target as a top-level make would.
+    inherited = {"MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES"}
+    env = {k: v for k, v in os.environ.items() if k not in inherited}
     proc = subprocess.run(
-        ["make", "-n", "-B", target], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False
+        ["make", "--no-print-directory", "-n", "-B", target],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()

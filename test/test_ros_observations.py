@@ -426,3 +426,50 @@ def test_without_the_wait_the_first_decision_sees_views_not_started(spinning_nod
     source = RosObservationSource(spinning_node, observation_config(), footprint_radius_m=RADIUS, views=None)
     text = _first_decision(source, 0.0)  # first_frame_timeout_s 0: the old behaviour
     assert "- front: 0x0, not started (no frame received yet)" in text
+
+
+def test_a_scan_that_arrives_while_the_views_are_encoded_does_not_look_from_the_future(
+    spinning_node: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """observe() reads every slot in one snapshot and the clock after it. Read later, a scan
+    that arrived during the (slow, under load) JPEG encoding carried a stamp newer than the
+    observation's time: "stamp is 0.10 s ahead of the node clock", clearance STALE."""
+    from sensor_msgs.msg import Image, LaserScan
+
+    from harness_ros.ros.observations import RosObservationSource
+
+    config = ObservationConfig.model_validate(
+        {
+            "views": {"front": {"topic": scene.VIEW_TOPICS["front"]}},
+            "clearance": {"scan_topic": "/snapshot_scan"},
+        }
+    )
+    source = RosObservationSource(spinning_node, config, footprint_radius_m=RADIUS, views=None)
+    angle_min, increment, ranges = scene.scan_ranges()
+
+    def scan() -> LaserScan:
+        msg = LaserScan(angle_min=angle_min, angle_increment=increment, ranges=ranges)
+        msg.angle_max = angle_min + increment * (len(ranges) - 1)
+        msg.range_min, msg.range_max = scene.SCAN_RANGE_MIN, scene.SCAN_RANGE_MAX
+        msg.header.stamp = spinning_node.get_clock().now().to_msg()
+        msg.header.frame_id = "base_link"
+        return msg
+
+    frame = Image(height=48, width=64, encoding="rgb8", step=192, data=bytes(48 * 64 * 3))
+    frame.header.stamp = spinning_node.get_clock().now().to_msg()
+    source._storer(source._view_slots["front"])(frame)
+    store_scan = source._storer(source._clearance_slots[next(iter(source._clearance_slots))])
+    store_scan(scan())
+    encode = source._view_image
+
+    def slow_encode(*args: Any) -> Any:
+        image = encode(*args)
+        time.sleep(0.2)  # a loaded machine
+        store_scan(scan())  # the scanner publishes meanwhile
+        return image
+
+    monkeypatch.setattr(source, "_view_image", slow_encode)
+    observation = source.observe()
+    assert observation.clearance is not None
+    assert observation.clearance.usable, observation.notes
+    assert not any("ahead of the node clock" in note for note in observation.notes)

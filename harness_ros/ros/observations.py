@@ -347,19 +347,23 @@ class RosObservationSource:
         return self._node.get_clock().now().nanoseconds * 1e-9
 
     def observe(self) -> Observation:
-        now = self.now()
+        # One snapshot of every slot, and the clock read after it: a reading that arrives
+        # while the views are encoded is newer than ``now`` and would look like a stamp
+        # from the future (stale) if it were read later.
         with self._cond:
             view_msgs = {name: (slot.msg, slot.msg_type) for name, slot in self._view_slots.items()}
             depth_msg = (
                 None if self._depth_slot is None else (self._depth_slot.msg, self._depth_slot.msg_type)
             )
+            clearance_msgs = self._clearance_msgs()
+        now = self.now()
         # raw slots are deserialized here, outside the lock the callbacks take
         view_msgs = {name: _message(*pair) for name, pair in view_msgs.items()}
         depth_msg = None if depth_msg is None else _message(*depth_msg)
         notes: list[str] = []
         views = tuple(self._view_image(name, view_msgs[name], now, notes) for name in self._views)
         depth = None if self._depth_slot is None else self._depth_summary(depth_msg, now, notes)
-        clearance = self._clearance_at(now, notes)
+        clearance = self._clearance_at(now, notes, clearance_msgs)
         return Observation(time=now, views=views, depth=depth, clearance=clearance, notes=tuple(notes))
 
     def observe_after(self, after: float, timeout_s: float) -> Observation:
@@ -375,7 +379,13 @@ class RosObservationSource:
         return self.observe()
 
     def clearance(self) -> Clearance | None:
-        return self._clearance_at(self.now(), [])
+        with self._cond:
+            msgs = self._clearance_msgs()
+        return self._clearance_at(self.now(), [], msgs)
+
+    def _clearance_msgs(self) -> dict[str, Any]:
+        """The newest message of each clearance sensor; call with ``self._cond`` held."""
+        return {name: slot.msg for name, slot in self._clearance_slots.items()}
 
     def wait_for_first_frames(self, timeout_s: float) -> bool:
         """Block until every view and the depth topic delivered a first frame, at most until
@@ -528,12 +538,11 @@ class RosObservationSource:
             return None
         return registered_grid(view_k, depth_k)
 
-    def _clearance_at(self, now: float, notes: list[str]) -> Clearance | None:
+    def _clearance_at(self, now: float, notes: list[str], msgs: dict[str, Any]) -> Clearance | None:
+        """Clearance from ``msgs`` (a snapshot taken before ``now`` was read)."""
         clearance = self._config.clearance
         if clearance is None:
             return None
-        with self._cond:
-            msgs = {name: slot.msg for name, slot in self._clearance_slots.items()}
         since = time.monotonic() - self._started
         problems: list[str] = []  # sources that give nothing usable, for notes and the safety filter
         readings: list[tuple[str, dict[str, float | None], float]] = []  # (source, values, stamp)
