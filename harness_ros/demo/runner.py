@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from harness_ros.config import DEMO_MODEL
+from harness_ros.dds import LARGE_DATA_TRANSPORTS
 from harness_ros.demo.decide import POLICY_LABEL
 from harness_ros.demo.scenarios import DEMO_TASKS, DemoTask
 from harness_ros.errors import HarnessError
@@ -155,7 +156,7 @@ def child_env(domain: int, log_dir: Path, model: str | None) -> dict[str, str]:
     env.update(
         ROS_DOMAIN_ID=str(domain),
         ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-        FASTDDS_BUILTIN_TRANSPORTS="LARGE_DATA",
+        FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA_TRANSPORTS,
         ROS_LOG_DIR=str(log_dir),
         PYTHONUNBUFFERED="1",
         LITELLM_LOCAL_MODEL_COST_MAP="True",
