@@ -452,3 +452,56 @@ def test_recorded_bags_fold_into_typed_trajectories(bag: str) -> None:
     for task in tasks:
         written = json.loads(json.dumps(task.trajectory.to_json()))
         assert Trajectory.from_json(written) == task.trajectory
+
+
+# ---------------------------------------------------------------------- readers of typed steps
+def _grab_trajectory() -> Trajectory:
+    trajectory = Trajectory.start("Grab the cup.", task_id="t").with_revision("Grab the red cup.")
+    trajectory = trajectory.with_step("grab", {}, {"success": False, "reason": "no"}, None, refusal="blocked")
+    trajectory = trajectory.with_step("grab", {}, {"success": False, "reason": "slipped"}, None)
+    trajectory = trajectory.with_step("grab", {}, {"success": True, "held": "cup"}, {"status": "success"})
+    answer = {"success": True, "answer": "The left one.", "answered_by": "operator"}
+    return trajectory.with_step("ask_operator", {"question": "Which?"}, answer, None)
+
+
+def test_evidence_rules_read_typed_steps_and_their_json_alike() -> None:
+    from harness_ros.memory.rules import (
+        has_confirmed_success,
+        has_failure_then_confirmed_success,
+        refusals_of,
+    )
+
+    trajectory = _grab_trajectory()
+    for events in (list(trajectory.steps), trajectory.to_json()["events"]):
+        assert has_confirmed_success(events, "grab") and not has_confirmed_success(events, "ask_operator")
+        assert has_failure_then_confirmed_success(events, "grab")
+        assert refusals_of(events) == [events[0]] and refusals_of(events, "ask_operator") == []
+    # Only the refusal before the confirmed success: no executed failure, so no lesson.
+    only_refused = Trajectory.from_json(
+        {**trajectory.to_json(), "events": trajectory.to_json()["events"][::2]}
+    )
+    assert not has_failure_then_confirmed_success(list(only_refused.steps), "grab")
+
+
+def test_operator_texts_come_from_the_typed_trajectory() -> None:
+    from harness_ros.memory.provenance import operator_texts
+
+    trajectory = _grab_trajectory()
+    expected = ["Grab the cup.", "Grab the red cup.", "The left one."]
+    assert operator_texts(trajectory) == operator_texts(trajectory.to_json()) == expected
+
+
+def test_progress_reads_the_typed_envelope() -> None:
+    from harness_ros.progress import format_event
+
+    def line(tool: str, result: Any) -> str | None:
+        return format_event(
+            {"type": "tool_result", "task_id": "t", "turn": 1, "data": {"tool": tool, "result": result}}
+        )
+
+    answered = {"success": True, "answer": "The left one.", "answered_by": "operator"}
+    assert line("ask_operator", answered) == "[turn 1]   -> operator answered: The left one."
+    # Not the operator's words (a default, a relay): no "operator answered".
+    assert "operator answered" not in str(line("ask_operator", {**answered, "answered_by": "default"}))
+    assert line("look", "not an envelope") == "[turn 1]   -> FAILED: "
+    assert line("grab", {"success": False, "reason": "slipped"}) == "[turn 1]   -> FAILED: slipped"

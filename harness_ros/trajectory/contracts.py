@@ -38,6 +38,7 @@ __all__ = [
     "Trajectory",
     "TrajectoryFormatError",
     "TrajectoryStep",
+    "as_step",
     "load_trajectory",
     "steps_from",
     "trajectory_status",
@@ -492,6 +493,17 @@ def load_trajectory(path: Path) -> Trajectory:
     except json.JSONDecodeError as err:
         raise TrajectoryFormatError(f"{path}: not JSON: {err}") from err
     return Trajectory.from_json(raw, source=str(path))
+
+
+def as_step(event: TrajectoryStep | Mapping[str, Any], position: int = 0) -> TrajectoryStep | None:
+    """A typed step from a step or its JSON object; None for a revision event (no step)."""
+    if isinstance(event, TrajectoryStep):
+        return event
+    if not isinstance(event, Mapping):
+        raise TrajectoryFormatError(f"trajectory: events[{position}]: expected an object, got {_kind(event)}")
+    if _is_revision_event(event):
+        return None
+    return TrajectoryStep.from_json(event, position=position, where=f"trajectory: events[{position}]")
 
 
 def steps_from(
