@@ -505,3 +505,30 @@ def test_progress_reads_the_typed_envelope() -> None:
     assert "operator answered" not in str(line("ask_operator", {**answered, "answered_by": "default"}))
     assert line("look", "not an envelope") == "[turn 1]   -> FAILED: "
     assert line("grab", {"success": False, "reason": "slipped"}) == "[turn 1]   -> FAILED: slipped"
+
+
+def test_session_summaries_carry_only_the_operator_s_own_answers() -> None:
+    from harness_ros.operator import summarize_task
+    from harness_ros.operator.contracts import ASK_OPERATOR
+
+    assert (
+        ASK_OPERATOR == "ask_operator"
+    )  # the trajectory's copy (no import: operator -> memory -> trajectory)
+
+    def answered(by: str, call_id: str) -> dict[str, Any]:
+        result = {"success": True, "question": "Which cup?", "answer": f"The {by} cup.", "answered_by": by}
+        return {
+            "type": "tool_result",
+            "task_id": "t",
+            "data": {"tool": ASK_OPERATOR, "call_id": call_id, "result": result},
+        }
+
+    events = [
+        {"type": "task_started", "task_id": "t", "data": {"instruction": "Bring a cup."}},
+        answered("operator", "a"),
+        answered("relay", "b"),
+        {"type": "tool_result", "task_id": "t", "data": {"tool": "look", "result": "not an envelope"}},
+        {"type": "done", "task_id": "t", "data": {"status": "completed", "report": "done"}},
+    ]
+    summary = summarize_task(events, {"look"})
+    assert summary is not None and summary.answers == ("'Which cup?' -> 'The operator cup.'",)
