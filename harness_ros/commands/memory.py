@@ -172,6 +172,9 @@ def _load_trajectory(path: Path) -> dict[str, Any]:
         ) from None
     if not isinstance(raw, dict):
         raise MemoryStoreError(f"Trajectory {str(path)!r} must be a JSON object")
+    from harness_ros.trajectory import Trajectory
+
+    Trajectory.from_json(raw, source=str(path))  # a malformed file: its name and field, before any model call
     return raw
 
 
