@@ -29,7 +29,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-import math
 import re
 import threading
 import time
@@ -37,7 +36,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness_ros.errors import MemoryStoreError
 from harness_ros.memory.contracts import (
@@ -75,6 +74,11 @@ from harness_ros.memory.storage import (
     remove_stale_temp_files,
 )
 from harness_ros.memory.task_notes import TaskNotes, normalize_verdict
+from harness_ros.validators import TOOL_NAME_PATTERN, confidence_problem, valid_tool_name
+
+if TYPE_CHECKING:
+    from harness_ros.config import MemoryConfig
+    from harness_ros.model.contracts import ChatModel
 
 __all__ = [
     "LABELS",
@@ -94,7 +98,6 @@ LABELS: dict[str, str] = {
 OUTCOME_SECTIONS: dict[str, str] = {"success": "Success", "failure": "Failure"}
 _PLACEHOLDER = re.compile(r"\s*<[^<>]*>\s*")
 """A text that is only ``<...>``: the consolidation prompt's example, copied."""
-TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 MAX_ENTRY_CHARS = 500
 MAX_SOURCE_CHARS = 2000
 DEFAULT_AUDIT_MAX_BYTES = 5 * 1024 * 1024
@@ -154,10 +157,9 @@ class ConsolidationDecision:
 
 
 def _check_threshold(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MemoryStoreError(f"min_confidence must be a number in [0, 1], got {value!r}")
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise MemoryStoreError(f"min_confidence must be a finite number in [0, 1], got {value!r}")
+    problem = confidence_problem(value)
+    if problem is not None:
+        raise MemoryStoreError(f"min_confidence {problem}")
     return float(value)
 
 
@@ -204,17 +206,8 @@ def _refusal_records(task_id: str, task_outcome: Any, events: list[dict[str, Any
     return records
 
 
-def _valid_tool_name(name: Any) -> bool:
-    return isinstance(name, str) and TOOL_NAME_PATTERN.fullmatch(name) is not None
-
-
 def _finite_confidence(value: Any) -> bool:
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, int | float)
-        and math.isfinite(value)
-        and 0.0 <= value <= 1.0
-    )
+    return confidence_problem(value) is None
 
 
 class FileMemory:
@@ -285,6 +278,41 @@ class FileMemory:
         for folder in (self.root, self.root / LEDGER_DIR, self.root / PENDING_DIR):
             remove_stale_temp_files(folder)
 
+    @classmethod
+    def from_config(
+        cls,
+        config: MemoryConfig,
+        *,
+        root: str | Path | None = None,
+        model: ChatModel | None = None,
+        consolidator: MemoryConsolidatorProtocol | None = None,
+        tool_experience_summarizer: ToolExperienceSummarizerProtocol | None = None,
+    ) -> FileMemory:
+        """The memory folder as the node runs it, from the config's ``memory:`` section.
+
+        Every place that opens a memory folder (the node's harness, replay, the demo, the
+        CLI) builds it here, so an entry is judged and stored by the same threshold, audit
+        rotation, retry and budget settings wherever it is consolidated: a replay that
+        passes is a decision the robot would make.
+
+        ``root`` replaces ``config.dir`` (a replay's temporary folder, ``--memory``).
+        ``consolidator`` is used as given; without one, ``model`` consolidates when
+        ``config.consolidator`` is ``model`` (and summarises the ledgers); with neither,
+        durable writes are a no-op (read-only uses).
+        """
+        if consolidator is None and model is not None and config.consolidator == "model":
+            consolidator = ModelMemoryConsolidator(model, min_confidence=config.min_confidence)
+        return cls(
+            config.dir if root is None else root,
+            consolidator=consolidator,
+            tool_experience_summarizer=tool_experience_summarizer,
+            min_confidence=config.min_confidence,
+            pending_limit=config.pending_limit,
+            resident_budget_chars=config.resident_budget_chars,
+            audit_max_bytes=config.audit_max_bytes,
+            audit_keep=config.audit_keep,
+        )
+
     # ------------------------------------------------------------------ paths and reads
 
     @property
@@ -304,7 +332,7 @@ class FileMemory:
         return self.root / PENDING_DIR
 
     def ledger_path(self, tool: str) -> Path:
-        if not _valid_tool_name(tool):
+        if not valid_tool_name(tool):
             raise MemoryStoreError(f"Invalid tool name {tool!r}: must match {TOOL_NAME_PATTERN.pattern}")
         return self.root / LEDGER_DIR / f"{tool}.md"
 
@@ -313,7 +341,7 @@ class FileMemory:
         folder = self.root / LEDGER_DIR
         if not folder.is_dir():
             return []
-        return sorted(path.stem for path in folder.glob("*.md") if _valid_tool_name(path.stem))
+        return sorted(path.stem for path in folder.glob("*.md") if valid_tool_name(path.stem))
 
     def memory_entries(self) -> dict[str, list[str]]:
         """Entry texts of the three controlled sections (labels removed)."""
@@ -590,7 +618,7 @@ class FileMemory:
     ) -> dict[str, Any]:
         assert self.consolidator is not None
         events = self._check_trajectory(trajectory)
-        bad_tools = [tool for tool in allowed if not _valid_tool_name(tool)]
+        bad_tools = [tool for tool in allowed if not valid_tool_name(tool)]
         if bad_tools:
             raise MemoryStoreError(f"Invalid allowed tool names {bad_tools!r}")
         proposal = self.consolidator.consolidate(
@@ -653,8 +681,9 @@ class FileMemory:
                 problems.append(f"text is {len(text)} characters (limit {MAX_ENTRY_CHARS})")
             elif _PLACEHOLDER.fullmatch(text):
                 problems.append(f"text {text!r} is a placeholder copied from the prompt's example")
-            if not _finite_confidence(confidence):
-                problems.append(f"confidence must be a finite number in [0, 1], got {confidence!r}")
+            confidence_wrong = confidence_problem(confidence)
+            if confidence_wrong is not None:
+                problems.append(f"confidence {confidence_wrong}")
             return problems
 
         invalid: list[ConsolidationDecision] = []
@@ -694,7 +723,7 @@ class FileMemory:
         experience_entries: list[ToolExperienceEntry] = []
         for position, experience in enumerate(proposal.tool_experience_entries):
             problems = []
-            if experience.tool not in allowed or not _valid_tool_name(experience.tool):
+            if experience.tool not in allowed or not valid_tool_name(experience.tool):
                 problems.append(f"unknown tool {experience.tool!r} (allowed: {sorted(allowed)})")
             if experience.outcome not in OUTCOME_SECTIONS:
                 problems.append(f"unknown outcome {experience.outcome!r} (expected success or failure)")
@@ -949,7 +978,7 @@ class FileMemory:
                         f"Held entry {str(path)!r}: unknown section {record.get('section')!r}"
                     )
                 if record["kind"] == "tool_experience" and (
-                    not _valid_tool_name(record.get("tool")) or record.get("outcome") not in OUTCOME_SECTIONS
+                    not valid_tool_name(record.get("tool")) or record.get("outcome") not in OUTCOME_SECTIONS
                 ):
                     raise MemoryStoreError(f"Held entry {str(path)!r}: invalid tool or outcome")
                 self._write_accepted([record])
@@ -1179,7 +1208,7 @@ class FileMemory:
         fresh: dict[str, dict[str, str]] = {}
         cache = self._read_summary_cache()
         for tool in tool_names:
-            if not _valid_tool_name(tool):
+            if not valid_tool_name(tool):
                 continue
             digest = self._ledger_digest(tool)
             if digest is None:
