@@ -114,10 +114,10 @@ def test_replay_reproduces_the_expected_entries_from_the_checked_in_bag(
 def test_expect_fails_on_a_changed_rule(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness_ros.memory.file_memory as file_memory
+    import harness_ros.memory.consolidation as consolidation
 
     # A rule change: the evidence rule for failure lessons now never holds.
-    monkeypatch.setattr(file_memory, "has_failure_then_confirmed_success", lambda events, tool: False)
+    monkeypatch.setattr(consolidation, "has_failure_then_confirmed_success", lambda events, tool: False)
     code, out, _ = _replay(capsys, str(BAG), "--model-replies", str(REPLIES), "--expect", str(EXPECT))
     assert code == 1
     assert "DIFFERENCE" in out
