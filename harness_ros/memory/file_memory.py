@@ -41,10 +41,9 @@ from harness_ros.memory.consolidation import (
     ConsolidationDecision,
     DecisionPolicy,
     check_trajectory,
-    decide,
+    decide_consolidation,
     refusal_records,
     tally,
-    validate_proposal,
 )
 from harness_ros.memory.contracts import MemoryConsolidatorProtocol, ToolExperienceSummarizerProtocol
 from harness_ros.memory.model_policies import ModelMemoryConsolidator, ModelToolExperienceSummarizer
@@ -435,15 +434,14 @@ class FileMemory:
         proposal = self.consolidator.consolidate(
             json.loads(json.dumps(trajectory, default=str)), allowed_tools=list(allowed), existing=existing
         )
-        valid, invalid = validate_proposal(proposal, allowed)
         task_id = str(trajectory.get("task_id") or "")
         operator = operator_texts(trajectory)
         task_outcome = trajectory.get("outcome")
         if dry_run:
-            decisions = self._decide(valid, events, operator) + invalid
+            decisions = self._decide(proposal, trajectory, operator, allowed)
         else:
             with self.store.lock():
-                decisions = self._decide(valid, events, operator) + invalid
+                decisions = self._decide(proposal, trajectory, operator, allowed)
                 audit = [
                     {"event": "proposal", "task_id": task_id, "task_outcome": task_outcome, **d.to_dict()}
                     for d in decisions
@@ -454,13 +452,21 @@ class FileMemory:
         return tally(decisions)
 
     def _decide(
-        self, valid: Any, events: list[dict[str, Any]], operator: list[str]
+        self, proposal: Any, trajectory: dict[str, Any], operator: list[str], allowed: list[str]
     ) -> list[ConsolidationDecision]:
-        """The pure decision against the stored entries read now."""
-        tools = {entry.tool for entry in valid.tool_experience_entries}
-        ledgers = {tool: self.ledger_entries(tool) for tool in sorted(tools)}
-        return decide(
-            valid, events, operator, policy=self.policy, memory=self.memory_entries(), ledgers=ledgers
+        """The pure decision (``consolidation.decide_consolidation``) against the stored
+        entries as they are now (the caller holds the lock when it will write)."""
+        # Only the ledgers proposed for: read by comparison (a bad entry's tool may not be hashable).
+        entries = getattr(proposal, "tool_experience_entries", ())
+        tools = [tool for tool in allowed if any(getattr(entry, "tool", None) == tool for entry in entries)]
+        return decide_consolidation(
+            proposal,
+            trajectory,
+            operator,
+            allowed=allowed,
+            policy=self.policy,
+            memory=self.memory_entries(),
+            ledgers={tool: self.ledger_entries(tool) for tool in tools},
         )
 
     # ------------------------------------------------------------------ held, audit, pending
