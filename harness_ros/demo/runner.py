@@ -340,11 +340,13 @@ class DemoRunner:
 
     # -------------------------------------------------------------- summary
     def _print_learning(self, outcomes: Sequence[TaskOutcome]) -> None:
+        from harness_ros.config import load_config
         from harness_ros.memory import FileMemory
 
         self.out("")
         self.out(f"What memory learned ({self.memory}):")
-        memory = FileMemory(self.memory)
+        # The node's memory settings: its audit rotation decides which generations there are to read.
+        memory = FileMemory.from_config(load_config(self._config_path()).memory, root=self.memory)
         audit = memory.audit_records()
         records = [r for r in audit if r.get("event") == "proposal"]
         for number, outcome in enumerate(outcomes, start=1):
