@@ -118,6 +118,9 @@ def test_a_stop_signal_to_a_busy_node_cancels_the_task_and_exits_cleanly(
     node: tuple[Lines, ServerProcess, Path], ros_env: dict[str, str], stop_signal: signal.Signals
 ) -> None:
     harness, server, tmp_path = node
+    # A robot config: the package's demo and sim plugins are not listed as in use.
+    (configured,) = harness.wait_for("]: configured: model", 1)
+    assert ", plugins [none], " in configured, configured
     task = start_task(ros_env)
     assert task.wait_for(" started (model: ", 90), "\n".join(task.lines)
     assert server.wait_for_line("goal accepted", 60), server.output  # the tool runs on the robot now

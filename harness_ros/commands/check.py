@@ -235,7 +235,10 @@ def run_check(args: argparse.Namespace) -> int:
     tokens = sum(row["tokens"] for row in tools)
     lines.append(f"tools:   {', '.join(configured) or 'none configured'}")
     lines.append(f"         built in: {', '.join(built_in)}; ~{tokens} tokens of definitions per turn")
-    lines.append(f"plugins: {', '.join(plugins.loaded) or 'none'}")
+    used_plugins = plugins.in_use(config.effective_model(), config.evaluator.kind)
+    unused_plugins = [name for name in plugins.loaded if name not in used_plugins]
+    unused = f" (installed, not used by this config: {', '.join(unused_plugins)})" if unused_plugins else ""
+    lines.append(f"plugins: {', '.join(used_plugins) or 'none'}{unused}")
     counts = ", ".join(f"{name} {count}" for name, count in memory.entries.items())
     ledgers = f"{len(memory.ledgers)} tool ledger(s)"
     if memory.ledgers:

@@ -328,9 +328,10 @@ class HarnessNode(LifecycleNode):
 
         self._recorder = attach_recorder(self, config)
         views_text = ", ".join(views) or "none"
+        used_plugins = plugins.in_use(config.effective_model(), config.evaluator.kind)
         self.get_logger().info(
             f"configured: model {config.effective_model() or 'none'!r}, views [{views_text}], "
-            f"{len(self._tools)} robot tools, plugins [{', '.join(plugins.loaded) or 'none'}], "
+            f"{len(self._tools)} robot tools, plugins [{', '.join(used_plugins) or 'none'}], "
             f"run folders in {config.harness.runs_dir}, memory in {config.memory.dir}"
         )
 
