@@ -242,19 +242,3 @@ def test_decision_stats_tally_a_tasks_events() -> None:
         "tokens 9,330 in (6,100 from the prompt cache), 60 out",
         "calls: 3 made, 1 recovered from text, 1 refused; reminders sent: 1",
     ]
-
-
-def test_a_local_model_string_in_a_node_config_says_how_to_serve_it(tmp_path: Path) -> None:
-    from harness_ros.config import config_from_dict
-    from harness_ros.model import validate_model_settings
-
-    config = config_from_dict(
-        {"model": {"model": "local/1.5b"}, "memory": {"dir": str(tmp_path / "memory")}},
-        base_dir=tmp_path,
-        origin="test",
-    )
-    with pytest.raises(ConfigError) as raised:
-        validate_model_settings(config, require_model=True)
-    message = str(raised.value)
-    assert message.startswith("model.model 'local/1.5b': local/ models are served by `harness-ros demo`")
-    assert "harness-ros model serve --model 1.5b" in message

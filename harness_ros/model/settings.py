@@ -260,15 +260,6 @@ def _check_litellm_model(
     return provider, note
 
 
-def _local_model_message(key: str, name: str) -> str:
-    served = name.removeprefix(LOCAL_PREFIX)
-    return (
-        f"{key} {name!r}: local/ models are served by `harness-ros demo` and the tests themselves; "
-        f"for the node, serve it with `harness-ros model serve --model {served}` and set model.model to the "
-        "openai/... string and model.api_base to the address it prints (docs/local-model.md)"
-    )
-
-
 def validate_model_settings(
     config: HarnessConfig, *, require_model: bool, env: Mapping[str, str] | None = None
 ) -> list[ModelSetting]:
@@ -295,7 +286,14 @@ def validate_model_settings(
         if problem is not None:
             raise ConfigError(problem)
         if name.startswith(LOCAL_PREFIX):
-            raise ConfigError(_local_model_message(key, name))
+            from harness_ros.local_model.serving import local_model_problem
+
+            local_problem = local_model_problem(key, name)
+            if local_problem is not None:
+                raise ConfigError(local_problem)
+            note = "served by the node with llama.cpp on 127.0.0.1 for its lifetime (text-only)"
+            settings.append(ModelSetting(role, key, name, "local", False, note))
+            continue
         if name.startswith(DEMO_PREFIX):
             note = "the scripted demo policy, not a language model"
             settings.append(ModelSetting(role, key, name, "scripted", sees_images, note))

@@ -23,6 +23,7 @@ participant set.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -137,6 +138,9 @@ class HarnessNode(LifecycleNode):
         self._limits = MessageLimits()
         self._operator: Any = None
         self._approval: Any = None
+        self._local_server: Any = None
+        """The llama.cpp server child of a ``local/...`` model, from configure to cleanup/shutdown."""
+        self._harness_model_env: str | None = os.environ.get("HARNESS_MODEL")
         self._current_task_id: str | None = None
         self._sensor_group = ReentrantCallbackGroup()
         self._api_group = MutuallyExclusiveCallbackGroup()
@@ -259,6 +263,7 @@ class HarnessNode(LifecycleNode):
             max_bytes=config.task_api.max_message_bytes, max_json_depth=config.task_api.max_json_depth
         )
         config = self._state_outside_install_share(config)
+        config = self._serve_local_model(config)
         self._check_model_settings(config)
         profile = load_embodiment_profile_document_from_config(config)
         views = model_visible_views(config, profile)
@@ -386,6 +391,50 @@ class HarnessNode(LifecycleNode):
                 self.get_logger().info(f"memory seeded from {state.memory_template}: {len(seeded)} file(s)")
         return state.config
 
+    def _serve_local_model(self, config: HarnessConfig) -> HarnessConfig:
+        """For a ``local/...`` model: start llama.cpp's server (a child process, on 127.0.0.1,
+        with a random key) and return the config pointed at it; else the config unchanged.
+        The server runs until cleanup or shutdown (``_release``); it never installs."""
+        from harness_ros.local_model.server import KEY_ENV, LocalServer
+        from harness_ros.local_model.serving import local_model_problem, local_request, served_config
+        from harness_ros.model.settings import model_key
+
+        requested = local_request(config)
+        if requested is None:
+            return config
+        key = model_key(config)
+        problem = local_model_problem(key, f"local/{requested}")
+        if problem is not None:
+            raise HarnessError(problem)
+        log = config.harness.runs_dir / "model_server.log"
+        self.get_logger().info(f"{key} local/{requested}: starting llama.cpp's server (log {log}) ...")
+        started = time.monotonic()
+        server = LocalServer(requested, log, install=False)
+        self._local_server = server
+        endpoint = server.start()
+        os.environ[KEY_ENV] = server.api_key
+        if key == "HARNESS_MODEL":
+            # HARNESS_MODEL wins over model.model: it must name the served model too.
+            os.environ["HARNESS_MODEL"] = endpoint.model
+        served, adjusted = served_config(config, endpoint)
+        defaults = f"; for a local model: {', '.join(adjusted)}" if adjusted else ""
+        self.get_logger().info(
+            f"local model served at {endpoint.api_base} as {endpoint.model} after "
+            f"{time.monotonic() - started:.1f} s{defaults}"
+        )
+        return served
+
+    def _stop_local_model(self) -> None:
+        server, self._local_server = self._local_server, None
+        if server is None:
+            return
+        how = server.stop()
+        if self._harness_model_env is None:
+            os.environ.pop("HARNESS_MODEL", None)
+        else:
+            os.environ["HARNESS_MODEL"] = self._harness_model_env
+        self.get_logger().info(f"local model server {how}")
+
     def _check_model_settings(self, config: HarnessConfig) -> None:
         """Refuse to configure with a model that cannot run (unknown provider, missing key,
         the scripted demo policy next to real tools); without any model, configure and
@@ -484,6 +533,8 @@ class HarnessNode(LifecycleNode):
             self._approval.destroy()
             self._approval = None
         self._harness = None
+        # Last: a task stopped above may have had a request in flight to it.
+        self._stop_local_model()
 
     def stop_for_signal(self, signal_name: str) -> None:
         """A stop signal: accept no new task and cancel the running one (the spin loop
