@@ -10,6 +10,7 @@ missing-model test needs nothing installed.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -184,3 +185,50 @@ def test_check_accepts_an_installed_local_model_and_names_the_install_command_ot
     (setting,) = validate_model_settings(config, require_model=True)
     assert (setting.key, setting.provider, setting.sees_images) == (key, "local", False)
     assert "served by the node" in setting.note
+
+
+_RESET_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'harness_ros.cli', *sys.argv[1:]])"
+)
+"""A background test process inherits SIGINT ignored; a terminal's Ctrl-C is not ignored."""
+
+
+def test_ctrl_c_during_a_local_decision_stops_the_demo_without_killing_the_node(
+    tmp_path: Path, ros_env: dict[str, str]
+) -> None:
+    import time
+
+    if not runtime_installed() or not LOCAL_MODELS["0.5b"].path.is_file():
+        pytest.skip("the local model 0.5b or xllamacpp is not installed (make test-model)")
+    workdir = tmp_path / "demo"
+    argv = [sys.executable, "-c", _RESET_SIGINT, "demo", "--model", "local/0.5b", "--tasks", "1",
+            "--task-timeout", "200", "--workdir", str(workdir)]  # fmt: skip
+    env = {key: value for key, value in ros_env.items() if key != "HARNESS_MODEL"}
+    # Its own process group, as a terminal runs it: Ctrl-C reaches the demo, the sim and the node.
+    demo = NodeProcess.__new__(NodeProcess)
+    demo.proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    demo.lines, demo._changed = [], threading.Condition()
+    assert demo.proc.stdout is not None
+    demo.proc.stderr = demo.proc.stdout
+    threading.Thread(target=demo._read, daemon=True).start()
+    try:
+        assert demo.wait_for("[turn 1] observe", 180.0), demo.log()
+        # The first decision's request goes out right after the observation and takes 30 s or
+        # more on a CPU: a moment later it is in flight.
+        threading.Event().wait(3.0)
+        assert not any("decide:" in line for line in demo.lines), "the decision must still be running"
+        interrupted = time.monotonic()
+        os.killpg(demo.proc.pid, signal.SIGINT)
+        code = demo.proc.wait(timeout=60)
+        took = time.monotonic() - interrupted
+    finally:
+        if demo.proc.poll() is None:
+            os.killpg(demo.proc.pid, signal.SIGKILL)
+            demo.proc.wait()
+    assert code == 130, demo.log()
+    assert not any("was killed" in line for line in demo.lines), demo.log()
+    assert took < 20.0, (took, demo.log())
+    assert _server_pids(workdir / "logs" / "model_server.log.ready.json") == []

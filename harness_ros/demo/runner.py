@@ -501,6 +501,12 @@ class DemoRunner:
                         self.out(f"  ready after {self._wait_ready(client):.1f} s")
                         for number, task in enumerate(DEMO_TASKS[: self.options.tasks], start=1):
                             outcomes.append(self._run_task(client, number, task))
+                except KeyboardInterrupt:
+                    # Interrupted: the model server goes first. The node's request in flight
+                    # (minutes for a first prompt on a CPU) then fails at once and its
+                    # cancelled task ends, instead of holding the node up until it is killed.
+                    self._stop_local_model()
+                    raise
                 finally:
                     self._stop_children()
         self._print_learning(outcomes)
