@@ -232,3 +232,49 @@ def test_ctrl_c_during_a_local_decision_stops_the_demo_without_killing_the_node(
     assert not any("was killed" in line for line in demo.lines), demo.log()
     assert took < 20.0, (took, demo.log())
     assert _server_pids(workdir / "logs" / "model_server.log.ready.json") == []
+
+
+def test_ctrl_c_during_a_decision_stops_a_node_that_serves_its_local_model(
+    tmp_path: Path, ros_env: dict[str, str]
+) -> None:
+    import time
+
+    from harness_ros.paths import default_config_path
+    from harness_ros.ros.children import node_command, sim_command
+
+    if not runtime_installed() or not LOCAL_MODELS["0.5b"].path.is_file():
+        pytest.skip("the local model 0.5b or xllamacpp is not installed (make test-model)")
+    env = {**ros_env, "HARNESS_MODEL": "local/0.5b"}
+    runs = tmp_path / "runs"
+    argv = node_command(default_config_path("sim.yaml"), memory=tmp_path / "memory", runs=runs)
+    sim = subprocess.Popen(sim_command(2.0), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    node = NodeProcess(argv, env)
+    task: subprocess.Popen[bytes] | None = None
+    try:
+        assert node.wait_for("active: send a task", 180.0), node.log()
+        assert "HARNESS_MODEL local/0.5b: starting llama.cpp's server" in node.log()
+        task = subprocess.Popen(
+            [*CLI, "task", "Fetch the green bottle from the coffee table.", "--connect-timeout", "60"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert node.wait_for("started: 'Fetch the green bottle", 90.0), node.log()
+        # The first decision (30 s or more on a CPU) is requested right after the first observation.
+        threading.Event().wait(4.0)
+        interrupted = time.monotonic()
+        node.proc.send_signal(signal.SIGINT)
+        code = node.proc.wait(timeout=60)
+        took = time.monotonic() - interrupted
+    finally:
+        for process in (task, node.proc, sim):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+    assert code == 0, node.log()
+    assert not any("did not end within" in line for line in node.lines), node.log()
+    assert took < 8.0, (took, node.log())
+    assert "local model server stopped" in node.log()
+    assert _server_pids(runs / "model_server.log.ready.json") == []

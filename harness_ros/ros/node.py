@@ -544,6 +544,10 @@ class HarnessNode(LifecycleNode):
         if running is not None and self._harness is not None:
             self.get_logger().warning(f"{signal_name}: cancelling task {running}, then shutting down")
             self._harness.cancel(f"node interrupted ({signal_name})")
+            if self._local_server is not None:
+                # Its request in flight (minutes for a first prompt on a CPU) would hold the
+                # cancelled task up past the stop bound: stopping the server ends it at once.
+                self._stop_local_model()
         else:
             self.get_logger().info(f"{signal_name}: shutting down")
 
