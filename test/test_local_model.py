@@ -179,6 +179,14 @@ def test_the_served_qwen_template_shows_the_call_format_in_single_braces_inside_
     instructions = prompt.split("\n</tools>\n", 1)[1]
     assert "{{" not in instructions, instructions
     assert prompt.startswith("<|im_start|>system\nYou drive a robot.\n\n# Tools")
+    # The call format is in the system part, as a heading and a noun phrase: no imperative
+    # sentence that a small model could copy as its reply after a failed call.
+    system = prompt.split("<|im_end|>", 1)[0]
+    described = instructions.split("<tool_call>", 1)[0]
+    assert described in system
+    assert described.splitlines()[:3] == ["", "# Call format", ""], described
+    sentences = [line for line in described.splitlines() if line and not line.startswith("#")]
+    assert sentences == ["One JSON object of name and arguments between "], sentences
     assert (
         '<tool_call>\n{"name": "function_name", "arguments": {"argument_name": "value"}}\n</tool_call>'
         in prompt
