@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_ros.demo.decide import POLICY_LABEL
 from harness_ros.demo.runner import (
     ROS_ENV_KEYS,
     ChildProcess,
@@ -50,6 +49,7 @@ from harness_ros.evaluation_suite import (
     write_outputs,
     write_world,
 )
+from harness_ros.report.html import DEMO_POLICY_LABEL as POLICY_LABEL
 
 __all__ = ["EvalClient", "EvalOptions", "default_workdir", "run_eval"]
 
