@@ -363,6 +363,7 @@ def depth_to_metres(msg: Any) -> np.ndarray:
     Invalid pixels (0, negative, NaN, inf) become NaN, never a distance.
     """
     raw = _raw_depth(msg)
+    depth: np.ndarray
     if _depth_encoding(msg) in _DEPTH_MM_ENCODINGS:
         depth = raw.astype(np.float32) / np.float32(1000.0)
     else:
@@ -543,7 +544,7 @@ def _free_distances(values: np.ndarray, range_min: Any, range_max: Any) -> np.nd
     +inf: free up to range_max; -inf: an obstacle at the sensor; NaN and finite readings
     outside [range_min, range_max]: nothing.
     """
-    free = values.copy()  # NaN stays NaN: an error reading says nothing
+    free: np.ndarray = values.copy()  # NaN stays NaN: an error reading says nothing
     free[values == np.inf] = np.broadcast_to(range_max, values.shape)[values == np.inf]
     free[values == -np.inf] = _TOO_CLOSE_M
     finite = np.isfinite(values)

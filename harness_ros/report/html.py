@@ -232,7 +232,7 @@ def _views(folder: Path, turn: int, data: dict[str, Any]) -> str:
         freshness = str(view.get("freshness") or "freshness unknown")
         shot = _Shot(name, matched, freshness, _view_state(view), view.get("width"), view.get("height"))
         figures.append(_figure(folder, shot, turn))
-    depth = data.get("depth") if isinstance(data.get("depth"), dict) else {}
+    depth = raw if isinstance(raw := data.get("depth"), dict) else {}
     for filename in unused:  # images without a view: the depth preview
         name = filename.removeprefix(f"turn_{turn}_").removesuffix(".jpg")
         age = _number(depth.get("age_s"))
@@ -367,7 +367,7 @@ def _feedback(turn: TurnRecord) -> str:
 
 
 def _result(data: dict[str, Any]) -> str:
-    result = data.get("result") if isinstance(data.get("result"), dict) else {}
+    result = raw if isinstance(raw := data.get("result"), dict) else {}
     tool = _e(data.get("tool") or "tool")
     ok = result.get("success") is True
     head = f"<p><code>{tool}</code> {_badge('success' if ok else 'failure', 'ok' if ok else 'bad')}"
@@ -396,7 +396,7 @@ def _results(turn: TurnRecord) -> str:
 
 
 def _verdict(data: dict[str, Any]) -> str:
-    verdict = data.get("verdict") if isinstance(data.get("verdict"), dict) else {}
+    verdict = raw if isinstance(raw := data.get("verdict"), dict) else {}
     status = str(verdict.get("status") or "unknown")
     css = {"success": "ok", "failure": "bad"}.get(status, "missing")
     run_id = verdict.get("run_id") or data.get("run_id") or "?"

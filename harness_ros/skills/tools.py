@@ -42,8 +42,11 @@ class SkillSessionLike(Protocol):
 class SkillCatalogLike(Protocol):
     """``has_skills`` / ``has_resources`` may be properties or zero-argument methods."""
 
-    has_skills: Any
-    has_resources: Any
+    @property
+    def has_skills(self) -> Any: ...
+
+    @property
+    def has_resources(self) -> Any: ...
 
 
 def _schema(schema: Mapping[str, Any]) -> dict[str, Any]:
