@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 from rosbags.image import ImageError, compressed_image_to_cvimage, message_to_cvimage
 
+from harness_ros.errors import FrameDecodeError
 from harness_ros.observation.contracts import DIRECTIONS, DepthRegion
 from harness_ros.observation.geometry import (
     DEFAULT_MIN_VALID_FRACTION,
@@ -90,10 +91,6 @@ _BYTES_PER_PIXEL: Mapping[str, int] = {
     "rgba16": 8,
     "bgra16": 8,
 }
-
-
-class FrameDecodeError(ValueError):
-    """A sensor message cannot be turned into an image (bad encoding, size or data)."""
 
 
 class RangeLike(Protocol):

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from harness_ros.errors import ToolError
+from harness_ros.errors import BindingError
 from harness_ros.tools.contracts import ToolSpec
 
 __all__ = [
@@ -56,10 +56,6 @@ DURATION = "builtin_interfaces/msg/Duration"
 TIME = "builtin_interfaces/msg/Time"
 QUATERNION = "geometry_msgs/msg/Quaternion"
 HEADER = "std_msgs/msg/Header"
-
-
-class BindingError(ToolError):
-    """A binding that does not fit its interface type (names tool and field path)."""
 
 
 @dataclass(frozen=True)
