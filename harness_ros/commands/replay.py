@@ -160,8 +160,8 @@ def _consolidator(
     from harness_ros.model import build_model
     from harness_ros.plugins import model_provider
 
-    model = build_model(config, model=args.model, providers=model_provider)
-    return ModelMemoryConsolidator(model, min_confidence=threshold)
+    chat = build_model(config, model=args.model, providers=model_provider)
+    return ModelMemoryConsolidator(chat, min_confidence=threshold)
 
 
 def _print_outcome(task: RecordedTask, outcome: TaskOutcome) -> None:
