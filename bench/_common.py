@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from harness_ros.dds import LARGE_DATA_TRANSPORTS
+
 __all__ = [
     "REPO_ROOT",
     "base_parser",
@@ -101,7 +103,7 @@ def private_ros_env() -> Iterator[dict[str, str]]:
         os.environ.update(
             ROS_DOMAIN_ID=str(reserved),
             ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-            FASTDDS_BUILTIN_TRANSPORTS="LARGE_DATA",
+            FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA_TRANSPORTS,
             PYTHONUNBUFFERED="1",
         )
         os.environ.setdefault(

@@ -40,6 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _error_text(message: str) -> str:
+    """A multi-line error (a config's validation errors, one per line) keeps its lines, each
+    continuation indented: a line a node or server put in the message never reads as a
+    line of its own (``error: ...``, ``check: OK``). Control characters are escaped."""
+    first, *rest = terminal_safe(message, multiline=True).split("\n")
+    return "\n".join([first, *(line if line.startswith("  ") else f"  {line}" for line in rest)])
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ros_args: list[str] = []
@@ -61,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(handler(args))
     except HarnessError as err:
         # The message can carry what a node or server said (a refusal, a status).
-        print(f"error: {terminal_safe(str(err))}", file=sys.stderr)
+        print(f"error: {_error_text(str(err))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

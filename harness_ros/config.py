@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness_ros.errors import ConfigError
+from harness_ros.validators import TOOL_NAME_PATTERN, confidence_problem
 
 __all__ = [
     "RUN_TIME_PARAMETERS",
@@ -191,10 +192,9 @@ class MemoryConfig(_Model):
     @field_validator("min_confidence", mode="before")
     @classmethod
     def _finite_unit(cls, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError("must be a number in [0, 1]")
-        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-            raise ValueError(f"must be a finite number in [0, 1], got {value!r}")
+        problem = confidence_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
 
@@ -564,7 +564,8 @@ class ToolBinding(_Model):
     """An action or service of the robot exposed to the model as a typed tool."""
 
     name: str = Field(
-        pattern=r"^[A-Za-z0-9_.-]+$", description="Tool name the model calls (also the ledger file name)."
+        pattern=TOOL_NAME_PATTERN.pattern,
+        description="Tool name the model calls (also the ledger file name).",
     )
     description: str = Field(
         min_length=1, description="What the tool does, for the model: arguments, limits, failure modes."

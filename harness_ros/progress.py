@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from harness_ros.terminal import terminal_safe
+from harness_ros.trajectory import ToolResult, TrajectoryStep
 
 __all__ = ["format_event"]
 
@@ -118,14 +119,15 @@ def _event_line(event: dict[str, Any]) -> str | None:
             return None  # a silent pass is the normal case; show only what a hook changed
         return f"{prefix}safety {data.get('hook', '')}: {data.get('action')} - {data.get('reason', '')}"
     if kind == "tool_result":
-        result = data.get("result") or {}
-        if data.get("tool") == "ask_operator" and result.get("success"):
-            return f"{prefix}  -> operator answered: {_short(result.get('answer', ''), 200)}"
-        if data.get("tool") == "notify_operator" and result.get("success"):
+        step = TrajectoryStep(0, str(data.get("tool") or ""), result=ToolResult.from_json(data.get("result")))
+        if step.operator_answer is not None:
+            return f"{prefix}  -> operator answered: {_short(step.operator_answer, 200)}"
+        if step.tool == "notify_operator" and step.result.succeeded:
             return None
-        if result.get("success"):
-            return f"{prefix}  -> ok {_short({k: v for k, v in result.items() if k != 'success'}, 120)}"
-        return f"{prefix}  -> FAILED: {_short(result.get('reason', ''), 160)}"
+        if step.result.succeeded:
+            values = {k: v for k, v in step.result.to_json().items() if k != "success"}
+            return f"{prefix}  -> ok {_short(values, 120)}"
+        return f"{prefix}  -> FAILED: {_short(step.result.reason or '', 160)}"
     if kind == "verdict":
         verdict = data.get("verdict", data)
         reason = verdict.get("failure_reason") or verdict.get("evidence") or ""

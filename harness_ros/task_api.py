@@ -19,7 +19,9 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness_ros.errors import ClientMessageError
@@ -31,6 +33,9 @@ __all__ = [
     "InstructionRequest",
     "MessageLimits",
     "RevisionRequest",
+    "TaskResult",
+    "cancel_message",
+    "instruction_message",
     "new_request_task_id",
     "parse_cancel",
     "parse_instruction",
@@ -202,3 +207,51 @@ def parse_cancel(text: Any, limits: MessageLimits | None = None) -> CancelReques
             reason = "cancelled by operator"
         return CancelRequest(task_id, reason.strip()[:200])
     return CancelRequest(_task_id(stripped, what), "cancelled by operator")
+
+
+# ---------------------------------------------------------------------- the client side
+def instruction_message(instruction: str, task_id: str, *, new_session: bool = False) -> str:
+    """What a client publishes on ``~/instruction`` to start task ``task_id``."""
+    request: dict[str, Any] = {"instruction": instruction, "task_id": task_id}
+    if new_session:
+        request["new_session"] = True
+    return json.dumps(request)
+
+
+def cancel_message(task_id: str, reason: str) -> str:
+    """What a client publishes on ``~/cancel_task``: addressed by id, so it never cancels a
+    task another client started since."""
+    return json.dumps({"task_id": task_id, "reason": reason})
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """How one task ended, as a task client saw it from the harness node's own events.
+
+    ``data`` is the ``done`` event's data; for a refused request ``{"status": "rejected",
+    "reason": ...}``; ``{"status": "timeout"}`` when no ``done`` came in time.
+    """
+
+    task_id: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+    events: tuple[Mapping[str, Any], ...] = ()
+    """The node's events for this task, in order (``task_started`` first when it started)."""
+
+    @property
+    def status(self) -> str:
+        return str(self.data.get("status") or "unknown")
+
+    @property
+    def outcome(self) -> str:
+        """succeeded, failed or unverified (the ``done`` event's outcome), or ``none``."""
+        return str(self.data.get("outcome") or "none")
+
+    @property
+    def run_dir(self) -> Path | None:
+        """The task's run folder, as its ``task_started`` event names it."""
+        for event in self.events:
+            if event.get("type") == "task_started":
+                data = event.get("data")
+                folder = data.get("run_dir") if isinstance(data, Mapping) else None
+                return Path(folder) if isinstance(folder, str) and folder else None
+        return None

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from harness_ros.dds import LARGE_DATA_TRANSPORTS
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 _SECRET_LIKE = ("API_KEY", "HARNESS_MODEL", "OPENAI_BASE_URL", "OPENAI_API_BASE")
@@ -40,7 +42,7 @@ def ros_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     with domain_id() as reserved:
         monkeypatch.setenv("ROS_DOMAIN_ID", str(reserved))
         monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        monkeypatch.setenv("FASTDDS_BUILTIN_TRANSPORTS", "LARGE_DATA")
+        monkeypatch.setenv("FASTDDS_BUILTIN_TRANSPORTS", LARGE_DATA_TRANSPORTS)
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         yield env

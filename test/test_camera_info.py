@@ -65,15 +65,10 @@ def test_unusable_camera_info_and_config_errors_name_the_problem() -> None:
         ObservationConfig.model_validate({"views": views, "depth": {"topic": "/d", "view": "back"}})
 
 
-def test_check_warns_about_a_profile_view_without_camera_info(tmp_path: Path) -> None:
-    text = (REPO_ROOT / "config" / "example.yaml").read_text(encoding="utf-8")
-    text = text.replace("      camera_info: /torso_camera/camera_info\n", "")
-    text = text.replace("../", f"{REPO_ROOT}/")
-    config = tmp_path / "robot.yaml"
-    config.write_text(text, encoding="utf-8")
-    # example.yaml sets no model (check would refuse): give it one, with a placeholder key.
+def run_check(config: Path) -> subprocess.CompletedProcess[str]:
+    # The config may set no model (check would refuse): give it one, with a placeholder key.
     env = {**os.environ, "HARNESS_MODEL": "openai/gpt-4o-mini", "OPENAI_API_KEY": "sk-not-a-real-key"}
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "harness_ros.cli", "check", "--config", str(config)],
         cwd=REPO_ROOT,
         env=env,
@@ -82,9 +77,29 @@ def test_check_warns_about_a_profile_view_without_camera_info(tmp_path: Path) ->
         timeout=60,
         check=False,
     )
+
+
+def test_check_does_not_warn_about_a_camera_info_nothing_reads(tmp_path: Path) -> None:
+    """Only depth.view's camera_info is read (issue 30, item 10): the wrist and torso views
+    without one, with depth registered to the front view, get no warning."""
+    text = (REPO_ROOT / "config" / "example.yaml").read_text(encoding="utf-8")
+    for view in ("torso", "wrist"):
+        line = f"      camera_info: /{view}_camera/camera_info\n"
+        assert line in text, view
+        text = text.replace(line, "")
+    text = text.replace("../", f"{REPO_ROOT}/")
+    config = tmp_path / "robot.yaml"
+    config.write_text(text, encoding="utf-8")
+    result = run_check(config)
     assert result.returncode == 0, result.stderr
-    assert "warning: profile views without camera_info" in result.stderr
-    assert result.stderr.rstrip().endswith(": torso")
+    assert "warning" not in result.stderr and "camera_info" not in result.stderr, result.stderr
+    assert "; regions: registered to view front by camera_info)\n" in result.stdout, result.stdout
+
+    # Depth not registered to a view: no view's camera_info is read, none is warned about.
+    result = run_check(REPO_ROOT / "config" / "sim.yaml")
+    assert result.returncode == 0, result.stderr
+    assert "warning" not in result.stderr, result.stderr
+    assert "regions: the depth image's own thirds, observations.depth.view not set)" in result.stdout
 
 
 @pytest.mark.ros

@@ -88,6 +88,20 @@ def test_unknown_config_key_fails_naming_key_and_file(deployment: Path) -> None:
     assert_user_error(result, f"Invalid configuration ({config})", "modle: unknown key")
 
 
+def test_a_config_error_keeps_its_lines(deployment: Path) -> None:
+    """Found in a timed bring-up: the error printed as one line with a literal '\\x0a'."""
+    config = deployment / "config" / "example.yaml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(
+        text.replace("      camera_info: /head_camera/color/camera_info\n", ""), encoding="utf-8"
+    )
+    result = harness_ros("check", "--config", str(config), cwd=deployment)
+    assert_user_error(
+        result, f"error: Invalid configuration ({config}):\n  observations: Value error, depth.view"
+    )
+    assert "\\x0a" not in result.stderr, result.stderr
+
+
 def test_missing_config_file_fails(tmp_path: Path) -> None:
     result = harness_ros("check", "--config", "absent.yaml", cwd=tmp_path)
     assert_user_error(result, "error: Cannot read configuration 'absent.yaml'")

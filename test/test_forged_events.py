@@ -134,3 +134,31 @@ def test_an_impostor_with_the_node_name_makes_the_events_untrusted(
     assert result.returncode == EXIT_NO_OUTCOME, (result.returncode, result.stdout, result.stderr)
     assert "2 publishers on /harness/events claim to be node /harness" in result.stderr, result.stderr
     assert "DDS Security" in result.stderr
+
+
+def test_the_eval_takes_an_episode_end_from_the_node_not_a_forger(
+    failing_node: Path, forgers: Callable[..., ServerProcess], ros_env: dict[str, str]
+) -> None:
+    # Finding (issue 30): the eval's client believed any publisher on /harness/events, so a
+    # forged done "succeeded" ended the episode while the real task went on to fail.
+    from harness_ros.ros.eval_runner import EvalClient
+
+    forger = forgers("done", "/forger")
+    client = EvalClient(int(ros_env["ROS_DOMAIN_ID"]))
+    try:
+        deadline = time.monotonic() + 60
+        while not (client.harness_ready() and client.node.count_publishers("/harness/events") == 2):
+            assert time.monotonic() < deadline, failing_node.read_text(errors="replace") + forger.output
+            time.sleep(0.05)  # the graph has no event to wait on
+        task_id, end, events = client.run_task(
+            "compute Fibonacci of order 5", timeout_s=120, alive=lambda: None
+        )
+    finally:
+        client.close()
+    forged = [line for line in forger.lines if line.startswith("forged ")]
+    assert forged == [f"forged {task_id}"], f"the forger did not forge this task:\n{forger.output}"
+    assert end.get("outcome") == "failed", (end, failing_node.read_text(errors="replace")[-3000:])
+    assert not any((e.get("data") or {}).get("report") == "all done" for e in events), (
+        "a forged event was kept"
+    )
+    assert [e["type"] for e in events].count("done") == 1

@@ -133,3 +133,55 @@ def test_invalid_profile_is_a_start_up_error(tmp_path: Path) -> None:
     bad.write_text("# Embodiment Profile\n\n## Operational Envelope\n")
     with pytest.raises(ProfileParseError):
         build_harness(_config(tmp_path, embodiment_profile_file=bad), model=Model([]))
+
+
+def _memory_settings(memory: Any) -> tuple[Any, ...]:
+    return (
+        memory.root,
+        memory.min_confidence,
+        memory.pending_limit,
+        memory.max_pending_attempts,
+        memory.resident_budget_chars,
+        memory.audit_max_bytes,
+        memory.audit_keep,
+        memory.transient_rules,
+        memory.poisoning_rules,
+    )
+
+
+def test_every_memory_opened_from_the_config_has_the_node_settings(tmp_path: Path) -> None:
+    """The node's harness and replay, the demo and the CLI (``FileMemory.from_config``) judge
+    and store entries by the same settings: none is left at FileMemory's defaults."""
+    from harness_ros.memory import DEFAULT_POISONING_RULES, DEFAULT_TRANSIENT_RULES, FileMemory
+
+    settings = {
+        "min_confidence": 0.6,
+        "pending_limit": 3,
+        "resident_budget_chars": 900,
+        "audit_max_bytes": 2048,
+        "audit_keep": 1,
+    }
+    memory_config = MemoryConfig(dir=tmp_path / "memory", **settings)
+    model = Model([])
+    node = build_harness(_config(tmp_path, memory=memory_config), model=model).memory
+    expected = (
+        tmp_path / "memory",
+        0.6,
+        3,
+        5,
+        900,
+        2048,
+        1,
+        DEFAULT_TRANSIENT_RULES,
+        DEFAULT_POISONING_RULES,
+    )
+    assert node is not None and _memory_settings(node) == expected
+    replay = FileMemory.from_config(memory_config, consolidator=ModelMemoryConsolidator(model))
+    assert _memory_settings(replay) == expected
+    assert isinstance(node.consolidator, ModelMemoryConsolidator) and node.consolidator.min_confidence == 0.6
+    assert node.summarizer is not None  # the consolidating model also summarises the ledgers
+    elsewhere = tmp_path / "elsewhere"
+    assert FileMemory.from_config(memory_config, root=elsewhere).root == elsewhere
+    assert FileMemory.from_config(memory_config).consolidator is None  # read-only: no model
+    none = memory_config.model_copy(update={"consolidator": "none"})
+    assert FileMemory.from_config(none, model=model).consolidator is None

@@ -51,6 +51,8 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "state_dir",
                 "progress",
                 "testing",
+                "validators",
+                "dds",
             }
         ),
     ),
@@ -72,6 +74,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "replay",
                 "report",
                 "startup",
+                "trajectory",
             }
         ),
     ),
@@ -94,19 +97,6 @@ ROS_LAYERS = ("ros/", "commands/")
 """Folders of harness_ros whose modules may import ROS."""
 
 ALLOWED_FOR_NOW: Mapping[tuple[str, str], str] = {
-    # The demo and the eval get one task client in the ROS layer (issue 28, "one task client");
-    # until then they reuse the command's and the demo's code.
-    ("harness_ros/demo/runner.py", "harness_ros.commands.task"): (
-        "the demo sends its tasks with follow_task; the one task client in the ROS layer replaces it"
-    ),
-    ("harness_ros/ros/eval_runner.py", "harness_ros.demo.runner"): (
-        "the eval reuses the demo's process and environment helpers; they move with the one task client"
-    ),
-    # The demo's own support code (start-up readiness, private domain) is the runner support
-    # code issue 28 moves next to that client: the same change removes these.
-    ("harness_ros/demo/runner.py", "rclpy"): (
-        "the demo polls the ROS graph for the sim and the node (readiness) until the task client does"
-    ),
     ("harness_ros/demo/runner.py", "domain_coordinator"): (
         "the demo reserves a private ROS domain for its child processes, in the runner support code"
     ),

@@ -117,3 +117,13 @@ def test_show_of_a_missing_folder_is_a_user_error(tmp_path: Path, capsys: pytest
     assert main(["memory", "show", "--memory", str(tmp_path / "nowhere"), "--no-model"]) == 1
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_consolidate_of_a_malformed_trajectory_names_the_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "trajectory.json"
+    bad.write_text(json.dumps({"task_id": "t", "goal": "g", "status": "completed", "events": [{"tool": 7}]}))
+    assert main(["memory", "consolidate", "--trajectory", str(bad), "--memory", str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}: events[0].tool: expected a tool name") and "Traceback" not in err

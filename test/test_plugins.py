@@ -166,3 +166,27 @@ def test_a_plugin_module_that_raises_at_import_is_named_with_its_error(
     message = str(info.value)
     assert message.startswith(f"plugins[0]: plugin '{module}:register': "), message
     assert raised in message
+
+
+def test_a_robot_config_uses_neither_the_demo_nor_the_sim_plugin(tmp_path: Path) -> None:
+    """Issue 30, item 10: the package's demo and sim plugins are reported only for a config
+    that uses them (the demo's model provider, the sim's evaluator kind)."""
+    plugins = load_plugins()
+    assert {"demo", "sim"} <= set(plugins.loaded)
+    assert plugins.added["sim"].evaluators == ("sim",) and plugins.added["demo"].model_providers == (
+        "harness_demo",
+    )
+    assert not {"demo", "sim"} & set(plugins.in_use("openai/gpt-4o-mini", "model"))
+    assert {"demo", "sim"} <= set(plugins.in_use("harness_demo/scripted", "sim"))
+    assert "sim" in plugins.in_use("openai/gpt-4o-mini", "sim")
+    assert "demo" not in plugins.in_use("openai/gpt-4o-mini", "sim")
+
+    env = {**os.environ, "HARNESS_MODEL": "openai/gpt-4o-mini", "OPENAI_API_KEY": "sk-not-a-real-key"}
+    result = subprocess.run(
+        [sys.executable, "-m", "harness_ros.cli", "check", "--config", str(REPO / "config" / "example.yaml")],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("plugins: "))
+    assert line.startswith("plugins: none (installed, not used by this config: "), line
+    assert "demo" in line and "sim" in line, line

@@ -114,10 +114,10 @@ def test_replay_reproduces_the_expected_entries_from_the_checked_in_bag(
 def test_expect_fails_on_a_changed_rule(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness_ros.memory.file_memory as file_memory
+    import harness_ros.memory.consolidation as consolidation
 
     # A rule change: the evidence rule for failure lessons now never holds.
-    monkeypatch.setattr(file_memory, "has_failure_then_confirmed_success", lambda events, tool: False)
+    monkeypatch.setattr(consolidation, "has_failure_then_confirmed_success", lambda events, tool: False)
     code, out, _ = _replay(capsys, str(BAG), "--model-replies", str(REPLIES), "--expect", str(EXPECT))
     assert code == 1
     assert "DIFFERENCE" in out
@@ -155,6 +155,33 @@ def test_from_recording_and_write_expect_round_trip(
     assert "navigate closer" in (memory / "tool_experience" / "pick_object.md").read_text(encoding="utf-8")
     code, out, _ = _replay(capsys, str(BAG), "--from-recording", "--expect", str(EXPECT))
     assert code == 0, out
+
+
+def test_replay_consolidates_with_the_node_memory_settings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Replay opens the memory folder as the node does (``FileMemory.from_config``): the
+    config's audit rotation applies, not FileMemory's defaults (5 MiB, 3 generations)."""
+    config = tmp_path / "config.yaml"
+    config.write_text("memory:\n  audit_max_bytes: 1024\n  audit_keep: 1\n", encoding="utf-8")
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    earlier = json.dumps({"time": 1.0, "event": "earlier", "pad": "x" * 200}) + "\n"
+    (memory / "audit.jsonl").write_text(earlier, encoding="utf-8")
+    code, out, _ = _replay(
+        capsys, str(BAG), "--config", str(config), "--from-recording", "--memory", str(memory)
+    )
+    assert code == 0, out
+    # The replay's audit (over 1 KiB with the earlier line) rotated it out, as the node would.
+    assert (memory / "audit.jsonl.1").read_text(encoding="utf-8") == earlier
+    assert not (memory / "audit.jsonl.2").exists()
+    from harness_ros.config import load_config
+    from harness_ros.memory import FileMemory
+
+    node_memory = FileMemory.from_config(load_config(config).memory, root=memory)
+    assert node_memory.audit_files() == [memory / "audit.jsonl.1", memory / "audit.jsonl"]
+    proposals = [r for r in node_memory.audit_records() if r.get("event") == "proposal"]
+    assert {r["task_id"] for r in proposals} == {make_bags.TASK_PICK} and len(proposals) == 4
 
 
 def test_sqlite3_bag_replays_like_the_mcap_one(

@@ -240,3 +240,21 @@ def test_sensor_topics_lists_each_configured_topic_once_with_its_role() -> None:
         ("clearance scan", "/scan", "sensor_msgs/msg/LaserScan", "sensor_data"),
         ("clearance /sonar", "/sonar", "sensor_msgs/msg/Range", "sensor_data"),
     ]
+
+
+def test_a_missing_topic_gets_near_misses_of_its_own_type_first() -> None:
+    """Found in a timed bring-up: '/sim/scan_raw' got '/sim/wrist/image_raw' as a near miss."""
+    from harness_ros.commands.sensors import SensorTopic, _topic_problems
+
+    entry = SensorTopic("clearance scan", "/sim/scan_raw", "sensor_msgs/msg/LaserScan", "reliable", "k")
+    published = {
+        "/sim/scan": ["sensor_msgs/msg/LaserScan"],
+        "/sim/wrist/image_raw": ["sensor_msgs/msg/Image"],
+        "/sim/torso/image_raw": ["sensor_msgs/msg/Image"],
+    }
+    problems = _topic_problems(entry, "/sim/scan_raw", [], received=0, window_s=2.0, published=published)
+    assert problems == ["clearance scan: no publisher on '/sim/scan_raw' (similar in the graph: '/sim/scan')"]
+    # No name of the expected type: the near misses of any type are still named.
+    del published["/sim/scan"]
+    (problem,) = _topic_problems(entry, "/sim/scan_raw", [], received=0, window_s=2.0, published=published)
+    assert "(similar in the graph: '/sim/wrist/image_raw'" in problem, problem

@@ -3,11 +3,13 @@
 A harness node process whose tool runs on a slow action server (goals run until
 cancelled), a loopback model, and the real CLI: the CLI names the run and memory
 folders; Ctrl-C during the task cancels that task on the robot and ends without a
-traceback; a SIGINT ends the idle node on the first signal, quietly.
+traceback; a SIGINT ends the idle node on the first signal, quietly; a SIGINT to a busy
+node cancels its task on the robot, records it as cancelled, and exits 0.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import threading
@@ -109,3 +111,33 @@ def test_ctrl_c_during_a_task_cancels_it_quietly_and_names_the_folders(
     log = harness.finish(20)
     assert harness.proc.returncode == 0, log
     assert "Traceback" not in log, log
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_signal_to_a_busy_node_cancels_the_task_and_exits_cleanly(
+    node: tuple[Lines, ServerProcess, Path], ros_env: dict[str, str], stop_signal: signal.Signals
+) -> None:
+    harness, server, tmp_path = node
+    # A robot config: the package's demo and sim plugins are not listed as in use.
+    (configured,) = harness.wait_for("]: configured: model", 1)
+    assert ", plugins [none], " in configured, configured
+    task = start_task(ros_env)
+    assert task.wait_for(" started (model: ", 90), "\n".join(task.lines)
+    assert server.wait_for_line("goal accepted", 60), server.output  # the tool runs on the robot now
+    harness.proc.send_signal(stop_signal)
+    log = harness.finish(30)
+    assert harness.proc.returncode == 0, log
+    assert f"{stop_signal.name}: cancelling task task-" in log, log
+    assert "Traceback" not in log and "context is invalid" not in log and "RCLError" not in log, log
+    assert server.wait_for_line("cancel requested", 30), server.output  # the goal was cancelled on the robot
+    output = task.finish(30)
+    # The client heard how the task ended.
+    assert f"status cancelled (node interrupted ({stop_signal.name}))" in output, output
+    (run,) = (tmp_path / "runs").iterdir()
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    done = [event for event in events if event["type"] == "done"]
+    assert done and done[-1]["data"]["status"] == "cancelled", events[-3:]
+    assert done[-1]["data"]["reason"] == f"node interrupted ({stop_signal.name})", done[-1]
+    trajectory = json.loads((run / "trajectory.json").read_text(encoding="utf-8"))
+    assert "fibonacci" in json.dumps(trajectory), trajectory  # the cancelled call is kept
+    assert "cancelled" in (run / "report.md").read_text(encoding="utf-8")

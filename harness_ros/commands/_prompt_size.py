@@ -99,9 +99,7 @@ def first_decision(
     if config.memory.dir.is_dir():
         from harness_ros.memory import FileMemory
 
-        memory = FileMemory(
-            config.memory.dir, resident_budget_chars=config.memory.resident_budget_chars
-        ).resident_memory()
+        memory = FileMemory.from_config(config.memory).resident_memory()
     profile = load_embodiment_profile_document_from_config(config)
     catalog = SkillCatalog.discover(config.skills.dir) if config.skills.dir is not None else None
     resident = ResidentContext(

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -153,7 +152,14 @@ def _topic_lines(config: HarnessConfig, views: dict[str, str]) -> list[str]:
         lines.append("topics:  no depth topic (observations.depth.topic)")
     else:
         kind = "CompressedImage" if depth.compressed else "Image"
-        lines.append(f"topics:  depth: {depth.topic} ({kind}, qos {depth.qos})")
+        # Only the registration reads camera_info (depth.view's and depth's own, both
+        # required by the config then): a view without one costs nothing, so no warning.
+        regions = (
+            f"regions: registered to view {depth.view} by camera_info"
+            if depth.view is not None
+            else "regions: the depth image's own thirds, observations.depth.view not set"
+        )
+        lines.append(f"topics:  depth: {depth.topic} ({kind}, qos {depth.qos}; {regions})")
     clearance = observations.clearance
     if clearance is None:
         lines.append("topics:  no clearance source (observations.clearance): base motion is blocked")
@@ -230,7 +236,10 @@ def run_check(args: argparse.Namespace) -> int:
     tokens = sum(row["tokens"] for row in tools)
     lines.append(f"tools:   {', '.join(configured) or 'none configured'}")
     lines.append(f"         built in: {', '.join(built_in)}; ~{tokens} tokens of definitions per turn")
-    lines.append(f"plugins: {', '.join(plugins.loaded) or 'none'}")
+    used_plugins = plugins.in_use(config.effective_model(), config.evaluator.kind)
+    unused_plugins = [name for name in plugins.loaded if name not in used_plugins]
+    unused = f" (installed, not used by this config: {', '.join(unused_plugins)})" if unused_plugins else ""
+    lines.append(f"plugins: {', '.join(used_plugins) or 'none'}{unused}")
     counts = ", ".join(f"{name} {count}" for name, count in memory.entries.items())
     ledgers = f"{len(memory.ledgers)} tool ledger(s)"
     if memory.ledgers:
@@ -243,15 +252,6 @@ def run_check(args: argparse.Namespace) -> int:
         lines = _probe_lines(config, settings)
     print("\n".join(lines), flush=True)
 
-    if profile is not None:
-        camera_views = config.observations.views
-        uncalibrated = [v for v, key in views.items() if camera_views[key].camera_info is None]
-        if uncalibrated:
-            print(
-                "warning: profile views without camera_info (observations.views.<name>.camera_info), "
-                f"so depth regions cannot be matched to what they show: {', '.join(uncalibrated)}",
-                file=sys.stderr,
-            )
     if model_problem is not None:
         raise ConfigError(model_problem)
     print("check: OK")

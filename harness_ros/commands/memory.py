@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_ros.errors import MemoryStoreError
 from harness_ros.terminal import terminal_safe
+from harness_ros.validators import valid_tool_name
 
 if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
 
 __all__ = ["register"]
-
-TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def register(subparsers: Any) -> None:
@@ -88,7 +86,7 @@ def _show(args: argparse.Namespace) -> int:
     root = _memory_dir(args, config)
     if not root.is_dir():
         raise MemoryStoreError(f"Memory folder {str(root)!r} does not exist (no task has written memory yet)")
-    memory = FileMemory(root, min_confidence=config.memory.min_confidence)
+    memory = FileMemory.from_config(config.memory, root=root)
     _out(memory.resident_memory().rstrip("\n"))
     tools = memory.ledger_tools()
     _out("")
@@ -102,7 +100,7 @@ def _show(args: argparse.Namespace) -> int:
         from harness_ros.model import build_model
 
         summarizer = ModelToolExperienceSummarizer(build_model(config))
-        with_model = FileMemory(root, tool_experience_summarizer=summarizer)
+        with_model = FileMemory.from_config(config.memory, root=root, tool_experience_summarizer=summarizer)
         summaries.update(with_model.tool_experience_summaries(uncached))
         for tool, error in with_model.summary_errors.items():
             _out(f"warning: {tool}: no summary: {error}")
@@ -136,7 +134,7 @@ def _pending(args: argparse.Namespace) -> int:
     root = _memory_dir(args, config)
     if not root.is_dir():
         raise MemoryStoreError(f"Memory folder {str(root)!r} does not exist (no task has written memory yet)")
-    memory = FileMemory(root, min_confidence=config.memory.min_confidence)
+    memory = FileMemory.from_config(config.memory, root=root)
     if args.accept is not None or args.reject is not None:
         accept = args.accept is not None
         record = memory.review_held(args.accept if accept else args.reject, accept=accept)
@@ -172,6 +170,9 @@ def _load_trajectory(path: Path) -> dict[str, Any]:
         ) from None
     if not isinstance(raw, dict):
         raise MemoryStoreError(f"Trajectory {str(path)!r} must be a JSON object")
+    from harness_ros.trajectory import Trajectory
+
+    Trajectory.from_json(raw, source=str(path))  # a malformed file: its name and field, before any model call
     return raw
 
 
@@ -186,15 +187,10 @@ def _consolidate(args: argparse.Namespace) -> int:
     else:
         used = {str(event.get("tool")) for event in trajectory.get("events") or [] if isinstance(event, dict)}
         allowed = sorted(
-            name for name in {tool.name for tool in config.tools} | used if TOOL_NAME.fullmatch(name)
+            name for name in {tool.name for tool in config.tools} | used if valid_tool_name(name)
         )
     consolidator = ModelMemoryConsolidator(build_model(config), min_confidence=config.memory.min_confidence)
-    memory = FileMemory(
-        _memory_dir(args, config),
-        consolidator=consolidator,
-        min_confidence=config.memory.min_confidence,
-        pending_limit=config.memory.pending_limit,
-    )
+    memory = FileMemory.from_config(config.memory, root=_memory_dir(args, config), consolidator=consolidator)
     result = memory.consolidate_trajectory(trajectory, allowed_tools=allowed, dry_run=args.dry_run)
     for decision in result["decisions"]:
         verdict = "ACCEPTED" if decision["accepted"] else "HELD" if decision.get("held") else "REJECTED"

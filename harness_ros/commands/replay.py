@@ -194,9 +194,8 @@ def _run_consolidate(args: argparse.Namespace, bag: BagContents) -> int:
         tmp = Path(tmp_name)
         consolidator = _consolidator(args, config, tasks, tmp)
         memory_dir = args.memory if args.memory is not None else tmp / "memory"
-        memory = FileMemory(
-            memory_dir, consolidator=consolidator, min_confidence=config.memory.min_confidence
-        )
+        # The node's memory settings (threshold, audit rotation, budget): replay decides as the robot would.
+        memory = FileMemory.from_config(config.memory, root=memory_dir, consolidator=consolidator)
         with _progress(len(tasks), "consolidating") as tick:
             outcomes = replay_consolidation(tasks, memory, dry_run=args.dry_run, progress=tick)
     for task, outcome in zip(tasks, outcomes, strict=True):

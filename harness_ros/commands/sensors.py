@@ -147,14 +147,16 @@ def _topic_problems(
     *,
     received: int,
     window_s: float,
-    published: list[str],
+    published: dict[str, list[str]],
 ) -> list[str]:
     from rclpy.qos import ReliabilityPolicy
 
     from harness_ros.ros.graph_check import near_misses, silent_topic_hint
 
     if not infos:
-        close = near_misses(resolved, published)
+        # Near misses of the expected type first: an image topic is no near miss of a scan.
+        same_type = [name for name, types in published.items() if entry.expected_type in types]
+        close = near_misses(resolved, same_type) or near_misses(resolved, list(published))
         similar = f" (similar in the graph: {', '.join(repr(n) for n in close)})" if close else ""
         return [f"{entry.role}: no publisher on {resolved!r}{similar}"]
     types = sorted({info.topic_type for info in infos})
@@ -277,9 +279,11 @@ def run_sensors(args: argparse.Namespace) -> int:
             spin_until(lambda: False, start + args.window)
             window = time.monotonic() - start
             after = {**source.stats(), **extra}
-            published = [
-                name for name, _ in node.get_topic_names_and_types() if node.count_publishers(name) > 0
-            ]
+            published = {
+                name: list(types)
+                for name, types in node.get_topic_names_and_types()
+                if node.count_publishers(name) > 0
+            }
             lines = [f"sensors of {args.config} (rates over {window:.1f} s):"]
             problems: list[str] = []
             for entry in topics:

@@ -24,16 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
-import time
-import uuid
 from typing import Any
-
-from harness_ros.errors import HarnessError
-
-_SEND_ATTEMPTS = 5
-_ANSWER_WAIT_S = 3.0
-"""How long to wait for the node to start (or reject) our task before sending it again."""
 
 EXIT_SUCCEEDED = 0
 EXIT_NO_OUTCOME = 1
@@ -104,114 +95,34 @@ def follow_task(
     ros_args: list[str] | None = None,
     new_session: bool = False,
 ) -> dict[str, Any]:
-    """Publish the instruction, print events until ``done``; returns the done event's data."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from std_msgs.msg import String
+    """Send the instruction, print events until ``done``; returns the done event's data.
 
-    from harness_ros.ros.node import EVENTS_QOS
-    from harness_ros.ros.publisher_trust import NodePublisher
+    The task client (``harness_ros.ros.task_client``) sends a lost first instruction again
+    and believes only the harness node's own publisher.
+    """
+    from harness_ros.ros.task_client import TaskClient
 
-    task_id = f"task-{uuid.uuid4().hex[:12]}"
-    done = threading.Event()
-    outcome: dict[str, Any] = {}
+    def warn(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
 
-    started = threading.Event()
-    base = node_name.rstrip("/")
-    source: NodePublisher | None = None
-
-    def on_event(msg: String, info: Any) -> None:
+    with TaskClient(node_name, ros_args=ros_args) as client:
         try:
-            event = json.loads(msg.data)
-        except (ValueError, RecursionError):
-            return
-        if not isinstance(event, dict) or event.get("task_id") != task_id:
-            return
-        if source is None or not source.accepts(info):
-            return  # not the harness node's own publisher: never an outcome, never printed
-        kind = event.get("type")
-        if kind == "task_rejected" and started.is_set():
-            # Our task is running: a rejection under its id is about someone else's request.
-            return
-        printer(event)
-        if kind == "task_started":
-            started.set()
-        elif kind == "done":
-            outcome.update(event.get("data") or {})
-            done.set()
-        elif kind == "task_rejected":
-            outcome.update({"status": "rejected", **(event.get("data") or {})})
-            done.set()
-
-    from rclpy.signals import SignalHandlerOptions
-
-    # Python's own SIGINT handling, not rclpy's: rclpy's would shut the context down at
-    # Ctrl-C, and the cancel below (and the clean-up) would then fail with RCLError.
-    with rclpy.init(args=["harness_task", *(ros_args or [])], signal_handler_options=SignalHandlerOptions.NO):
-        node = rclpy.create_node(f"harness_task_{uuid.uuid4().hex[:6]}")
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-
-        def spin_until(condition: Any, deadline: float) -> bool:
-            # Spin in this thread: no executor thread outlives the context at exit.
-            while not condition():
-                if time.monotonic() > deadline:
-                    return False
-                executor.spin_once(timeout_sec=0.05)
-            return True
-
-        try:
-            node.create_subscription(String, f"{base}/events", on_event, EVENTS_QOS)
-            publisher = node.create_publisher(String, f"{base}/instruction", 10)
-            cancel = node.create_publisher(String, f"{base}/cancel_task", 10)
-            source = NodePublisher(node, f"{base}/events", base)
-            connected = spin_until(
-                lambda: (
-                    publisher.get_subscription_count() > 0
-                    and cancel.get_subscription_count() > 0
-                    and source.resolve()  # raises when several publishers claim the node's name
-                ),
-                time.monotonic() + connect_timeout_s,
+            result = client.run_task(
+                instruction,
+                timeout_s=timeout_s,
+                new_session=new_session,
+                on_event=printer,
+                connect_timeout_s=connect_timeout_s,
+                warn=warn,
             )
-            if not connected:
-                raise HarnessError(
-                    f"no active harness node at {base!r} after {connect_timeout_s:.0f} s "
-                    "(is it running and active, on the same ROS_DOMAIN_ID?)"
-                )
-            request: dict[str, Any] = {"instruction": instruction, "task_id": task_id}
-            if new_session:
-                request["new_session"] = True
-            # Matching is asymmetric in DDS: our side can see the node's subscription before
-            # the node has matched us, and a volatile message sent then is lost. Send again
-            # until the node answers for our id; a duplicate of a started task is rejected
-            # under a fresh id, which this client ignores.
-            for _ in range(_SEND_ATTEMPTS):
-                publisher.publish(String(data=json.dumps(request)))
-                answered = lambda: started.is_set() or done.is_set()  # noqa: E731
-                if spin_until(answered, time.monotonic() + _ANSWER_WAIT_S):
-                    break
-            if not spin_until(done.is_set, time.monotonic() + timeout_s):
-                print(f"timed out after {timeout_s:.0f} s; cancelling the task", file=sys.stderr)
-                # Addressed by id: this cancels our task, never one another client started since.
-                cancel_request = {
-                    "task_id": task_id,
-                    "reason": f"harness-ros task timed out after {timeout_s:.0f} s",
-                }
-                cancel.publish(String(data=json.dumps(cancel_request)))
-                spin_until(done.is_set, time.monotonic() + 10.0)
-                outcome.setdefault("status", "timeout")
-            dropped = source.describe_dropped()
+            dropped = client.describe_dropped()
             if dropped:
-                print(f"warning: {dropped}", file=sys.stderr)
+                warn(f"warning: {dropped}")
         except KeyboardInterrupt:
-            if started.is_set() and not done.is_set():
+            if client.is_task_started() and not client.get_result().data:
                 # Ctrl-C stops what this command started: the robot does not go on unattended.
-                print(f"interrupted: cancelling task {task_id}", file=sys.stderr, flush=True)
-                cancel_request = {"task_id": task_id, "reason": "harness-ros task interrupted (Ctrl-C)"}
-                cancel.publish(String(data=json.dumps(cancel_request)))
-                spin_until(done.is_set, time.monotonic() + 5.0)  # a second Ctrl-C ends the wait
+                warn(f"interrupted: cancelling task {client.task_id}")
+                # A second Ctrl-C ends the wait.
+                client.cancel_task("harness-ros task interrupted (Ctrl-C)", wait_s=5.0)
             raise
-        finally:
-            executor.shutdown(timeout_sec=1.0)
-            node.destroy_node()
-    return outcome
+    return dict(result.data)

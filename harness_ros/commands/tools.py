@@ -128,7 +128,7 @@ def _summaries(config: HarnessConfig, names: list[str]) -> dict[str, str]:
         return {}
     from harness_ros.memory import FileMemory
 
-    memory = FileMemory(config.memory.dir)
+    memory = FileMemory.from_config(config.memory)
     out = {}
     for name in names:
         summary = memory.cached_summary(name)

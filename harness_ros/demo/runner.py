@@ -15,15 +15,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from harness_ros.config import DEMO_MODEL
 from harness_ros.demo.decide import POLICY_LABEL
@@ -31,9 +29,23 @@ from harness_ros.demo.scenarios import DEMO_TASKS, DemoTask
 from harness_ros.errors import HarnessError
 from harness_ros.local_model.catalog import LOCAL_PREFIX
 from harness_ros.local_model.server import KEY_ENV as LOCAL_KEY_ENV
+from harness_ros.ros.children import (
+    ROS_ENV_KEYS,
+    STOP_WAIT_S,
+    ChildProcess,
+    child_env,
+    exited,
+    is_scripted,
+    node_command,
+    prepare_workdir,
+    scoped_environ,
+    sim_command,
+    wait_ready,
+)
 
 if TYPE_CHECKING:
     from harness_ros.local_model.server import LocalServer
+    from harness_ros.ros.task_client import TaskClient
 
 __all__ = [
     "LOCAL_NODE_PARAMETERS",
@@ -55,16 +67,6 @@ __all__ = [
 Write = Callable[[str], None]
 
 _NODE = "/harness"
-_LOG_TAIL_LINES = 25
-_STOP_WAIT_S = 10.0
-_ROS_ENV_KEYS = (
-    "ROS_DOMAIN_ID",
-    "ROS_AUTOMATIC_DISCOVERY_RANGE",
-    "FASTDDS_BUILTIN_TRANSPORTS",
-    "ROS_LOG_DIR",
-)
-"""What this process needs too: the task client joins the same private domain."""
-ROS_ENV_KEYS = _ROS_ENV_KEYS
 _CLI = (sys.executable, "-m", "harness_ros.cli")
 
 
@@ -144,128 +146,6 @@ def default_task_timeout(model: str | None) -> float:
     return LOCAL_TASK_TIMEOUT_S if is_local(model) else 300.0
 
 
-def is_scripted(model: str | None) -> bool:
-    """Whether decisions come from the scripted demo policy (no model, or ``harness_demo/...``)."""
-    return model is None or model.startswith(DEMO_MODEL.split("/", 1)[0] + "/")
-
-
-def child_env(domain: int, log_dir: Path, model: str | None) -> dict[str, str]:
-    """This process's environment for a sim or node child on a private localhost domain."""
-    env = dict(os.environ)
-    env.update(
-        ROS_DOMAIN_ID=str(domain),
-        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-        FASTDDS_BUILTIN_TRANSPORTS="LARGE_DATA",
-        ROS_LOG_DIR=str(log_dir),
-        PYTHONUNBUFFERED="1",
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-    )
-    if model is not None:
-        # HARNESS_MODEL wins over model.model inside the node: keep them the same.
-        env["HARNESS_MODEL"] = model
-    else:
-        env.pop("HARNESS_MODEL", None)
-    return env
-
-
-def sim_command(sim_speed: float, *, seed: int = 0) -> list[str]:
-    """``harness-ros sim`` at ``sim_speed`` with small (320x240) camera images."""
-    return [
-        *_CLI, "sim", "--seed", str(seed), "--ros-args",
-        "-p", f"time_scale:={float(sim_speed)!r}",
-        "-p", "image_width:=320", "-p", "image_height:=240",
-    ]  # fmt: skip
-
-
-def node_command(
-    config: Path,
-    *,
-    memory: Path,
-    runs: Path,
-    model: str | None = None,
-    api_base: str | None = None,
-    record: Path | None = None,
-    parameters: Mapping[str, str] | None = None,
-) -> list[str]:
-    """``harness-ros node`` with its memory and run folders (and more ROS parameters)."""
-    node = [*_CLI, "node", "--config", str(config)]
-    if record is not None:
-        node += ["--record", str(record)]
-    node += ["--ros-args", "-p", f"memory.dir:={memory}", "-p", f"harness.runs_dir:={runs}"]
-    if model is not None:
-        node += ["-p", f"model.model:={model}"]
-    if api_base is not None:
-        node += ["-p", f"model.api_base:={api_base}"]
-    for name, value in (parameters or {}).items():
-        node += ["-p", f"{name}:={value}"]
-    return node
-
-
-class ChildProcess:
-    """One child process with its output in a log file; stopped with SIGINT, then SIGKILL."""
-
-    def __init__(self, name: str, argv: Sequence[str], env: Mapping[str, str], log: Path) -> None:
-        self.name = name
-        self.log = log
-        self._log_file: IO[bytes] = log.open("wb")
-        self.process = subprocess.Popen(
-            list(argv),
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-            # Its own session: a Ctrl-C in the terminal reaches the demo, which stops it cleanly.
-            start_new_session=True,
-        )
-
-    def running(self) -> bool:
-        return self.process.poll() is None
-
-    def tail(self, lines: int = _LOG_TAIL_LINES) -> str:
-        try:
-            text = self.log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
-
-    def stop(self, wait_s: float = _STOP_WAIT_S) -> str:
-        """Stop and say how: 'exited N', 'stopped' (SIGINT) or 'killed'."""
-        how = "stopped"
-        if self.running():
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(wait_s)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(wait_s)
-                how = "killed"
-        else:
-            how = f"exited {self.process.returncode}"
-        self._log_file.close()
-        return how
-
-
-_Child = ChildProcess
-
-
-@contextlib.contextmanager
-def scoped_environ(values: Mapping[str, str]) -> Iterator[None]:
-    """Set environment variables for this process (rclpy reads them at init), then restore."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-_environ = scoped_environ
-
-
 # ---------------------------------------------------------------------- the demo
 class DemoRunner:
     def __init__(self, options: DemoOptions, write: Write = _write_stdout) -> None:
@@ -276,24 +156,13 @@ class DemoRunner:
         self.memory = self.workdir / "memory"
         self.runs = self.workdir / "runs"
         self.recording = self.workdir / "recording"
-        self.children: list[_Child] = []
+        self.children: list[ChildProcess] = []
         self.local_server: LocalServer | None = None
         self.model = options.model
         """The litellm model string the node gets (a ``local/`` one resolved once served)."""
         self.api_base = options.api_base
 
     # -------------------------------------------------------------- set-up
-    def _prepare_workdir(self) -> None:
-        if self.workdir.exists() and any(self.workdir.iterdir()):
-            msg = f"demo workdir {str(self.workdir)!r} is not empty: choose a new one (--workdir)"
-            raise HarnessError(msg)
-        try:
-            (self.logs / "ros").mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise HarnessError(
-                f"cannot create the demo workdir {str(self.workdir)!r}: {err.strerror}"
-            ) from None
-
     def _config_path(self) -> Path:
         if self.options.config is not None:
             return self.options.config.resolve()
@@ -344,7 +213,7 @@ class DemoRunner:
         if self.local_server is not None:
             how = self.local_server.stop()
             if how == "killed":
-                self.out(f"  the local model server did not stop within {_STOP_WAIT_S:g} s and was killed")
+                self.out(f"  the local model server did not stop within {STOP_WAIT_S:g} s and was killed")
 
     def _start(self, env: Mapping[str, str], config: Path) -> None:
         sim = sim_command(self.options.sim_speed)
@@ -357,40 +226,23 @@ class DemoRunner:
             record=self.recording if self.options.record else None,
             parameters=self._local_parameters() if self.local_server is not None else None,
         )
-        self.children.append(_Child("sim", sim, env, self.logs / "sim.log"))
-        self.children.append(_Child("harness node", node, env, self.logs / "node.log"))
+        self.children.append(ChildProcess("sim", sim, env, self.logs / "sim.log"))
+        self.children.append(ChildProcess("harness node", node, env, self.logs / "node.log"))
 
-    def _wait_ready(self) -> float:
+    def _wait_ready(self, client: TaskClient) -> float:
         """Block until the sim publishes and the harness node accepts tasks; seconds taken."""
-        import rclpy
+        sim, node = self.children
 
-        started = time.monotonic()
-        deadline = started + self.options.startup_timeout_s
-        pause = threading.Event()
-        with rclpy.init(args=["harness_demo"]):
-            node = rclpy.create_node("harness_demo_probe")
-            try:
-                while True:
-                    for child in self.children:
-                        if not child.running():
-                            msg = (
-                                f"the {child.name} exited with code {child.process.returncode} during "
-                                f"start-up; last lines of {str(child.log)!r}:\n{child.tail()}"
-                            )
-                            raise HarnessError(msg)
-                    sim_up = node.count_publishers("/sim/ground_truth") > 0
-                    if sim_up and node.count_subscribers(f"{_NODE}/instruction") > 0:
-                        return time.monotonic() - started
-                    if time.monotonic() > deadline:
-                        child = self.children[1] if sim_up else self.children[0]
-                        msg = (
-                            f"the {child.name} was not ready after {self.options.startup_timeout_s:g} s; "
-                            f"last lines of {str(child.log)!r}:\n{child.tail()}"
-                        )
-                        raise HarnessError(msg)
-                    pause.wait(0.1)
-            finally:
-                node.destroy_node()
+        def sim_up() -> bool:
+            return client.count_publishers("/sim/ground_truth") > 0
+
+        return wait_ready(
+            client,
+            lambda: sim_up() and client.is_connected(),
+            self.children,
+            self.options.startup_timeout_s,
+            blame=lambda: node if sim_up() else sim,
+        )
 
     # -------------------------------------------------------------- tasks
     def _print_event(self, event: dict[str, Any]) -> None:
@@ -404,42 +256,31 @@ class DemoRunner:
             why = " ".join(str(data["text"]).split())
             self.out(f"      why: {why[:300] + '...' if len(why) > 300 else why}")
 
-    def _run_task(self, number: int, task: DemoTask) -> TaskOutcome:
-        from harness_ros.commands.task import follow_task
-
+    def _run_task(self, client: TaskClient, number: int, task: DemoTask) -> TaskOutcome:
         self.out("")
         self.out(f"Task {number}/{self.options.tasks}: {task.title}")
         self.out(f"  instruction: {task.instruction!r}")
-        events: list[dict[str, Any]] = []
-
-        def printer(event: dict[str, Any]) -> None:
-            events.append(event)
-            self._print_event(event)
 
         answerer = self._start_answerer(task)
         try:
-            done = follow_task(
+            result = client.run_task(
                 task.instruction,
-                node_name=_NODE,
                 timeout_s=self.options.task_timeout_s,
-                connect_timeout_s=15.0,
-                printer=printer,
                 # What task 2 knows of task 1 must come from memory (the point of the demo),
                 # not from the session summary.
                 new_session=True,
+                on_event=self._print_event,
+                gone=exited(self.children),
+                warn=lambda text: self.out(f"  {text}"),
             )
         finally:
             self._stop_answerer(answerer)
-        outcome = TaskOutcome(task, str(done.get("status") or "unknown"), events=events)
-        outcome.outcome = str(done.get("outcome") or "none")
+        done = result.data
+        events = [dict(e) for e in result.events]
+        outcome = TaskOutcome(task, result.status, task_id=result.task_id, events=events)
+        outcome.outcome = result.outcome
         outcome.report = str(done.get("report") or "")
-        if events:
-            outcome.task_id = str(events[0].get("task_id") or "")
-        started = next((e for e in events if e.get("type") == "task_started"), None)
-        run_dir = (started or {}).get("data", {}).get("run_dir")
-        if run_dir is None and outcome.task_id:
-            run_dir = str(self.runs / outcome.task_id)
-        outcome.run_dir = Path(run_dir) if run_dir else None
+        outcome.run_dir = result.run_dir or (self.runs / result.task_id if result.task_id else None)
         outcome.verified, outcome.verification = _verify(outcome.run_dir, task)
         if outcome.report:
             self.out("  final report:")
@@ -499,11 +340,13 @@ class DemoRunner:
 
     # -------------------------------------------------------------- summary
     def _print_learning(self, outcomes: Sequence[TaskOutcome]) -> None:
+        from harness_ros.config import load_config
         from harness_ros.memory import FileMemory
 
         self.out("")
         self.out(f"What memory learned ({self.memory}):")
-        memory = FileMemory(self.memory)
+        # The node's memory settings: its audit rotation decides which generations there are to read.
+        memory = FileMemory.from_config(load_config(self._config_path()).memory, root=self.memory)
         audit = memory.audit_records()
         records = [r for r in audit if r.get("event") == "proposal"]
         for number, outcome in enumerate(outcomes, start=1):
@@ -638,7 +481,7 @@ class DemoRunner:
         if self.local and self.options.api_base:
             msg = f"--api-base is for a server you run; {self.options.model!r} is served by the demo itself"
             raise HarnessError(msg)
-        self._prepare_workdir()
+        prepare_workdir(self.workdir, "demo")
         config = self._config_path()
         outcomes: list[TaskOutcome] = []
         with domain_id() as domain, contextlib.ExitStack() as stack:
@@ -648,13 +491,16 @@ class DemoRunner:
                 stack.callback(self._stop_local_model)
                 self._start_local_model()
             env = self._env(domain)
-            with _environ({key: env[key] for key in _ROS_ENV_KEYS}):
+            with scoped_environ({key: env[key] for key in ROS_ENV_KEYS}):
                 try:
                     self.out(f"starting the simulated robot and the harness node (logs in {self.logs}) ...")
                     self._start(env, config)
-                    self.out(f"  ready after {self._wait_ready():.1f} s")
-                    for number, task in enumerate(DEMO_TASKS[: self.options.tasks], start=1):
-                        outcomes.append(self._run_task(number, task))
+                    from harness_ros.ros.task_client import TaskClient
+
+                    with TaskClient(_NODE, domain_id=domain, name="harness_demo") as client:
+                        self.out(f"  ready after {self._wait_ready(client):.1f} s")
+                        for number, task in enumerate(DEMO_TASKS[: self.options.tasks], start=1):
+                            outcomes.append(self._run_task(client, number, task))
                 finally:
                     self._stop_children()
         self._print_learning(outcomes)
@@ -684,7 +530,7 @@ class DemoRunner:
         for child in reversed(self.children):
             how = child.stop()
             if how == "killed":
-                self.out(f"  the {child.name} did not stop within {_STOP_WAIT_S:g} s and was killed")
+                self.out(f"  the {child.name} did not stop within {STOP_WAIT_S:g} s and was killed")
 
 
 # ---------------------------------------------------------------------- helpers

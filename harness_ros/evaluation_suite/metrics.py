@@ -24,6 +24,7 @@ from typing import Any
 
 from harness_ros.errors import HarnessError
 from harness_ros.evaluation_suite.contracts import Arm, ArmSummary, EpisodeMetrics, EpisodeResult, TokenCount
+from harness_ros.trajectory import ToolResult
 
 __all__ = [
     "PICK_TOOL",
@@ -66,8 +67,8 @@ def is_failed_result(event: Mapping[str, Any]) -> bool:
     """Whether ``event`` is a tool_result whose envelope is not ``success: true``."""
     if event.get("type") != "tool_result":
         return False
-    result = (event.get("data") or {}).get("result")
-    return not (isinstance(result, Mapping) and result.get("success") is True)
+    data = event.get("data")
+    return not ToolResult.from_json(data.get("result") if isinstance(data, Mapping) else None).succeeded
 
 
 def _int(value: Any) -> int:

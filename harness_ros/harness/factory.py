@@ -57,32 +57,13 @@ def build_harness(
 ) -> Harness:
     """The configured harness. Raises ``ProfileParseError``, ``SkillError`` or
     ``MemoryStoreError`` with the precise problem when an input is invalid."""
-    from harness_ros.memory import FileMemory, ModelMemoryConsolidator, ModelToolExperienceSummarizer
+    from harness_ros.memory import FileMemory
     from harness_ros.model import build_model, model_takes_images
     from harness_ros.profile import load_embodiment_profile_document_from_config
     from harness_ros.skills import SkillCatalog
 
     chat = model if model is not None else build_model(config, providers=model_provider)
-    if config.memory.consolidator == "model":
-        memory = FileMemory(
-            config.memory.dir,
-            consolidator=ModelMemoryConsolidator(chat, min_confidence=config.memory.min_confidence),
-            tool_experience_summarizer=ModelToolExperienceSummarizer(chat),
-            min_confidence=config.memory.min_confidence,
-            pending_limit=config.memory.pending_limit,
-            resident_budget_chars=config.memory.resident_budget_chars,
-            audit_max_bytes=config.memory.audit_max_bytes,
-            audit_keep=config.memory.audit_keep,
-        )
-    else:
-        memory = FileMemory(
-            config.memory.dir,
-            min_confidence=config.memory.min_confidence,
-            pending_limit=config.memory.pending_limit,
-            resident_budget_chars=config.memory.resident_budget_chars,
-            audit_max_bytes=config.memory.audit_max_bytes,
-            audit_keep=config.memory.audit_keep,
-        )
+    memory = FileMemory.from_config(config.memory, model=chat)
     profile = load_embodiment_profile_document_from_config(config)
     skills = SkillCatalog.discover(config.skills.dir)
     return Harness(

@@ -48,6 +48,7 @@ from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_image
 from harness_ros.observation.contracts import FirstFrameSource, Observation
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
+from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
 
 if TYPE_CHECKING:
     from harness_ros.harness.contracts import TaskHost
@@ -108,7 +109,11 @@ class TaskRunner:
         self._malformed = 0
         self._text_replies = 0
         """Plain-text replies in a row (each got a reminder)."""
-        self._records: list[dict[str, Any]] = []
+        self._fold = TrajectoryFold(active.task_id)
+        """Every emitted event folded: ``trajectory.json`` is written from it, and memory's
+        Task Notes get its steps, so both are the fold of ``events.jsonl``."""
+        self._new_step: TrajectoryStep | None = None
+        """The step the last emitted event added to the trajectory."""
         self._builder: ContextBuilder | None = None
         self._timer: threading.Timer | None = None
         self._finished = False
@@ -123,6 +128,7 @@ class TaskRunner:
         event = HarnessEvent(kind, self._active.task_id, turn=turn, data=dict(data or {}))
         if self._runlog is not None:
             self._runlog.write_event(event)
+        self._new_step = self._fold.feed_event(event)
         return event
 
     def events(self) -> Generator[HarnessEvent, None, None]:
@@ -332,8 +338,7 @@ class TaskRunner:
             emit=self._emit,
             stop_by=self._deadline,
         )
-        self._record(first, outcome)
-        yield self._emit(
+        result_event = self._emit(
             EventType.TOOL_RESULT,
             {
                 "tool": first.name,
@@ -346,6 +351,8 @@ class TaskRunner:
             }
             | ({"recovered_from_text": True} if first.recovered_from_text else {}),
         )
+        self._remember(self._new_step)
+        yield result_event
         builder.history.add_tool(tool_message(first.id, outcome.content))
         for extra in rest:
             refused = failure(
@@ -432,15 +439,7 @@ class TaskRunner:
         ("The red cup." + "Fetch a cup ... on the coffee table"), newest last: the goal check
         then judges what the operator chose, not the ambiguous instruction alone."""
         goal = self._goal()
-        answers = [
-            str(record["result"].get("answer"))
-            for record in self._records
-            if record.get("tool") == "ask_operator"
-            and isinstance(record.get("result"), dict)
-            and record["result"].get("success") is True
-            and record["result"].get("answered_by") == "operator"
-        ]
-        return [f"{answer} {goal}" for answer in answers]
+        return [f"{answer} {goal}" for answer in self._fold.trajectory.operator_answers()]
 
     def _goal(self) -> str:
         """The goal the task is judged against: the newest revision, else the instruction."""
@@ -455,44 +454,17 @@ class TaskRunner:
             )
         return None
 
-    def _record(self, call: ToolCall, outcome: CallOutcome) -> None:
-        if self._h.registry.get(call.name) is None:
-            return  # unknown tools have no ledger and no place in the trajectory
-        arguments = outcome.arguments if outcome.arguments is not None else {}
-        verdict = outcome.verdict.to_dict() if outcome.verdict is not None else None
-        record = {
-            "index": len(self._records),
-            "tool": call.name,
-            "arguments": arguments,
-            "result": outcome.content,
-            "verdict": verdict,
-        }
-        if outcome.refusal:
-            record["refusal"] = outcome.refusal
-        self._records.append(record)
-        if self._h.memory is not None:
-            self._h.memory.record_tool_result(
-                call.name, arguments, outcome.content, verdict, refusal=outcome.refusal
-            )
+    def _remember(self, step: TrajectoryStep | None) -> None:
+        """Memory's Task Notes get the fold's step (unknown tools and ``finish_task`` have
+        none: no ledger, no place in the trajectory), so they hold the same trajectory."""
+        if step is None or self._h.memory is None:
+            return
+        verdict = step.verdict.to_json() if step.verdict is not None else None
+        self._h.memory.record_tool_result(
+            step.tool, dict(step.arguments), step.result.to_json(), verdict, refusal=step.refusal
+        )
 
     # ------------------------------------------------------------------ end
-    def _trajectory(self, status: str, outcome: Outcome) -> dict[str, Any]:
-        memory = self._h.memory
-        if memory is not None:
-            trajectory = dict(memory.trajectory())
-        else:
-            trajectory = {
-                "task_id": self._active.task_id,
-                "goal": self._instruction,
-                "phase": "finishing",
-                "events": self._records,
-            }
-            if self._revisions:
-                trajectory["revisions"] = list(self._revisions)
-        trajectory["task_id"] = trajectory.get("task_id") or self._active.task_id
-        trajectory["status"] = status
-        trajectory["outcome"] = outcome.value
-        return trajectory
 
     def _finish(self, end: _End) -> Iterator[HarnessEvent]:
         """Expire per-task state and report; runs at most once. The memory and done
@@ -504,22 +476,11 @@ class TaskRunner:
         memory_status = "completed" if end.status is TaskStatus.COMPLETED else "aborted"
         outcome = end.outcome or outcome_for_status(end.status) or Outcome.UNVERIFIED
         events: list[HarnessEvent] = []
-        try:
-            if h.memory is not None:
+        if h.memory is not None:
+            try:
                 h.memory.set_phase("finishing")
-            trajectory = self._trajectory(memory_status, outcome)
-        except Exception as err:  # the run log must still be written
-            logger.exception("cannot read the trajectory")
-            trajectory = {
-                "task_id": self._active.task_id,
-                "goal": self._instruction,
-                "status": memory_status,
-                "outcome": outcome.value,
-                "events": self._records,
-                "error": str(err),
-            }
-        if self._runlog is not None:
-            self._runlog.write_trajectory(trajectory)
+            except Exception:  # the run log must still be written
+                logger.exception("cannot set the memory phase")
         events.append(self._emit(EventType.MEMORY_CONSOLIDATION, self._consolidate(memory_status, outcome)))
         if h.skill_session is not None:
             h.skill_session.reset()
@@ -544,6 +505,8 @@ class TaskRunner:
         )
         events.append(done)
         if self._runlog is not None:
+            # Written after done: the fold has every event, status and outcome included.
+            self._runlog.write_trajectory(self._fold.trajectory.to_json())
             self._runlog.write_report(
                 task_id=self._active.task_id,
                 instruction=self._instruction,

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness_ros.memory.guard import normalise
+from harness_ros.trajectory import Trajectory
 
 __all__ = ["PROVENANCE_SECTIONS", "operator_texts", "provenance_rule"]
 
@@ -66,66 +67,16 @@ def _content(text: str) -> set[str]:
     return {_stem(word) for word in _words(text) if word not in _STOP_WORDS}
 
 
-def _revision_text(item: Any) -> str | None:
-    if isinstance(item, str):
-        return item
-    if isinstance(item, Mapping):
-        for key in ("instruction", "text"):
-            value = item.get(key)
-            if isinstance(value, str):
-                return value
-        data = item.get("data")
-        if isinstance(data, Mapping):
-            return _revision_text(data)
-    return None
-
-
-def operator_texts(trajectory: Mapping[str, Any]) -> list[str]:
+def operator_texts(trajectory: Trajectory | Mapping[str, Any]) -> list[str]:
     """What the operator wrote for this task: the goal/instruction, every revision and
-    every answer to an ``ask_operator`` question.
+    every answer to an ``ask_operator`` question (``Trajectory.operator_texts``).
 
     Revisions are read from ``trajectory["revisions"]`` (strings or objects with
     ``instruction``/``text``) and from events whose ``type``, ``kind`` or ``event`` is
-    ``revision``. Nothing else in the trajectory (tool results, verdicts) is operator text.
+    ``revision`` (``Trajectory.from_json``). Nothing else in the trajectory (tool results,
+    verdicts) is operator text.
     """
-    texts: list[str] = []
-    for key in ("goal", "instruction"):
-        value = trajectory.get(key)
-        if isinstance(value, str) and value.strip():
-            texts.append(value)
-    revisions = trajectory.get("revisions")
-    if isinstance(revisions, list):
-        texts.extend(text for text in map(_revision_text, revisions) if text)
-    events = trajectory.get("events")
-    if isinstance(events, list):
-        for event in events:
-            if not isinstance(event, Mapping):
-                continue
-            if "revision" in {event.get("type"), event.get("kind"), event.get("event")}:
-                text = _revision_text(event)
-                if text:
-                    texts.append(text)
-            answer = _operator_answer(event)
-            if answer:
-                texts.append(answer)
-    return texts
-
-
-def _operator_answer(event: Mapping[str, Any]) -> str | None:
-    """The operator's answer to an ``ask_operator`` question: the operator's own words.
-
-    Only the harness's own tool produces this result (a robot tool cannot take its name:
-    tool names are unique), and only a successful call carries an answer.
-    """
-    if event.get("tool") != "ask_operator":
-        return None
-    result = event.get("result")
-    if not isinstance(result, Mapping) or result.get("success") is not True:
-        return None
-    if result.get("answered_by") != "operator":
-        return None
-    answer = result.get("answer")
-    return answer if isinstance(answer, str) and answer.strip() else None
+    return Trajectory.from_json(trajectory).operator_texts()
 
 
 def _contains(haystack: str, needle: str) -> bool:

@@ -26,11 +26,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness_ros.memory.guard import WEAKENING_RULES, GuardVerdict, fold, hold_reason
+from harness_ros.trajectory import TrajectoryStep, as_step
 
 __all__ = [
     "DEFAULT_POISONING_RULES",
     "DEFAULT_TRANSIENT_RULES",
     "TextRule",
+    "TrajectoryEvent",
     "TransientRule",
     "first_match",
     "has_confirmed_success",
@@ -122,54 +124,42 @@ def screen(text: str, rules: Iterable[TextRule] = DEFAULT_POISONING_RULES) -> Gu
     return GuardVerdict("hold", reason) if reason is not None else GuardVerdict("accept")
 
 
-def _verdict_status(event: Mapping[str, Any]) -> str | None:
-    verdict = event.get("verdict")
-    if isinstance(verdict, Mapping):
-        status = verdict.get("status")
-        return str(status).strip().lower() if status is not None else None
-    return None
+TrajectoryEvent = TrajectoryStep | Mapping[str, Any]
+"""A trajectory step, typed or as its JSON object (``trajectory["events"]`` items)."""
 
 
-def _is_confirmed_success(event: Mapping[str, Any], tool: str) -> bool:
-    return event.get("tool") == tool and _verdict_status(event) == "success"
+def _steps(events: Sequence[TrajectoryEvent]) -> list[tuple[TrajectoryEvent, TrajectoryStep]]:
+    """Each event with its typed step (a revision event is no step and is left out)."""
+    typed = ((event, as_step(event, position)) for position, event in enumerate(events))
+    return [(event, step) for event, step in typed if step is not None]
 
 
-def is_refusal(event: Mapping[str, Any]) -> bool:
+def is_refusal(event: TrajectoryEvent) -> bool:
     """Whether the event is a call refused before it ran (never failure evidence)."""
-    if event.get("refusal"):
-        return True
-    result = event.get("result")
-    return isinstance(result, Mapping) and bool(result.get("blocked_by") or result.get("refusal"))
+    step = as_step(event)
+    return step is not None and step.refused
 
 
-def refusals_of(events: Sequence[Mapping[str, Any]], tool: str | None = None) -> list[Mapping[str, Any]]:
-    """The refused calls (of ``tool``, or of every tool) in the trajectory."""
-    return [e for e in events if is_refusal(e) and (tool is None or e.get("tool") == tool)]
+def refusals_of(events: Sequence[TrajectoryEvent], tool: str | None = None) -> list[TrajectoryEvent]:
+    """The refused calls (of ``tool``, or of every tool) in the trajectory, as given."""
+    return [event for event, step in _steps(events) if step.refused and (tool is None or step.tool == tool)]
 
 
-def _is_failure(event: Mapping[str, Any], tool: str) -> bool:
-    if event.get("tool") != tool:
-        return False
-    if _verdict_status(event) == "failure":
-        return True  # the evaluator judged the world after the call ran
-    if is_refusal(event):
-        return False
-    result = event.get("result")
-    return isinstance(result, Mapping) and result.get("success") is False
-
-
-def has_confirmed_success(events: Sequence[Mapping[str, Any]], tool: str) -> bool:
+def has_confirmed_success(events: Sequence[TrajectoryEvent], tool: str) -> bool:
     """An evaluator verdict ``success`` for ``tool`` somewhere in the trajectory."""
-    return any(_is_confirmed_success(event, tool) for event in events)
+    return any(step.tool == tool and step.confirmed for _, step in _steps(events))
 
 
-def has_failure_then_confirmed_success(events: Sequence[Mapping[str, Any]], tool: str) -> bool:
+def has_failure_then_confirmed_success(events: Sequence[TrajectoryEvent], tool: str) -> bool:
     """An executed failure of ``tool`` (or a failure verdict) later followed by an
-    evaluator-confirmed success of the same tool; refusals do not count."""
+    evaluator-confirmed success of the same tool; refusals do not count
+    (``TrajectoryStep.failed``)."""
     failed = False
-    for event in events:
-        if failed and _is_confirmed_success(event, tool):
+    for _, step in _steps(events):
+        if step.tool != tool:
+            continue
+        if failed and step.confirmed:
             return True
-        if _is_failure(event, tool):
+        if step.failed:
             failed = True
     return False

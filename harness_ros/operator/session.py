@@ -27,6 +27,7 @@ from typing import Any
 
 from harness_ros.memory.rules import screen
 from harness_ros.operator.contracts import ASK_OPERATOR, NOTIFY_OPERATOR
+from harness_ros.trajectory import ToolResult, TrajectoryStep
 
 __all__ = [
     "SESSION_CLOSE",
@@ -124,15 +125,17 @@ def summarize_task(events: list[dict[str, Any]], physical_tools: set[str]) -> Ta
         if kind == "tool_call":
             calls[str(body.get("call_id"))] = body
         elif kind == "tool_result":
-            result = body.get("result") or {}
             call = calls.get(str(body.get("call_id")), {})
-            tool = str(body.get("tool"))
-            if not isinstance(result, dict) or result.get("success") is not True:
+            step = TrajectoryStep(0, str(body.get("tool")), result=ToolResult.from_json(body.get("result")))
+            tool = step.tool
+            if not step.result.succeeded:
                 continue
             if tool == ASK_OPERATOR:
+                if step.operator_answer is None:
+                    continue  # no words of the operator's (not answered by the operator)
                 # The question is the model's, the answer the operator's own words.
-                question = _guarded(_clip(result.get("question", ""), 80), "question")
-                answers.append(f"{question!r} -> {_clip(result.get('answer', ''), 80)!r}")
+                question = _guarded(_clip(step.result.data.get("question", ""), 80), "question")
+                answers.append(f"{question!r} -> {_clip(step.operator_answer, 80)!r}")
             elif tool in physical_tools and tool != NOTIFY_OPERATOR and len(actions) < _MAX_ACTIONS:
                 actions.append(f"{tool}({_arguments(call.get('arguments'))}) succeeded")
     end = (done or {}).get("data") or {}

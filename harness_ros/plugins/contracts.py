@@ -20,6 +20,7 @@ __all__ = [
     "EvaluatorContext",
     "EvaluatorFactory",
     "ObservationExtra",
+    "PluginAdditions",
     "PluginRegistry",
     "ProviderRegistration",
 ]
@@ -41,6 +42,29 @@ ObservationExtra = Callable[[], str | None]
 """One short line of text added to every observation (None: nothing this time)."""
 
 
+@dataclass(frozen=True)
+class PluginAdditions:
+    """What one plugin registered: how many tools and hooks, which evaluator kinds, model
+    provider prefixes and observation extras."""
+
+    tools: int = 0
+    hooks: int = 0
+    evaluators: tuple[str, ...] = ()
+    model_providers: tuple[str, ...] = ()
+    observation_extras: tuple[str, ...] = ()
+
+    def since(self, before: PluginAdditions) -> PluginAdditions:
+        return PluginAdditions(
+            tools=self.tools - before.tools,
+            hooks=self.hooks - before.hooks,
+            evaluators=tuple(k for k in self.evaluators if k not in before.evaluators),
+            model_providers=tuple(k for k in self.model_providers if k not in before.model_providers),
+            observation_extras=tuple(
+                k for k in self.observation_extras if k not in before.observation_extras
+            ),
+        )
+
+
 @dataclass
 class PluginRegistry:
     """Filled by plugins at start-up; read by the node, the harness factory and the model."""
@@ -51,7 +75,39 @@ class PluginRegistry:
     model_providers: dict[str, ProviderRegistration] = field(default_factory=dict)
     observation_extras: dict[str, ObservationExtra] = field(default_factory=dict)
     loaded: list[str] = field(default_factory=list)
-    """The plugins that registered here, in order (for logs and ``harness-ros check``)."""
+    """The plugins that registered here, in order."""
+    added: dict[str, PluginAdditions] = field(default_factory=dict)
+    """What each loaded plugin registered (filled by the loader)."""
+
+    def snapshot(self) -> PluginAdditions:
+        """Everything registered so far, to tell what the next plugin adds."""
+        return PluginAdditions(
+            tools=len(self.tools),
+            hooks=len(self.hooks),
+            evaluators=tuple(self.evaluators),
+            model_providers=tuple(self.model_providers),
+            observation_extras=tuple(self.observation_extras),
+        )
+
+    def in_use(self, model: str | None, evaluator_kind: str) -> list[str]:
+        """The loaded plugins a config uses: every one that adds a tool, a hook or an
+        observation extra, and one that only offers an evaluator kind or a model provider
+        when the config chooses that kind or a ``<prefix>/...`` model of it. The package's
+        own demo and sim plugins are unused by a robot config (logs and ``check`` say so)."""
+        prefix = (model or "").partition("/")[0] if model and "/" in model else None
+        used = []
+        for name in self.loaded:
+            added = self.added.get(name)
+            if (
+                added is None
+                or added.tools
+                or added.hooks
+                or added.observation_extras
+                or evaluator_kind in added.evaluators
+                or (prefix is not None and prefix in added.model_providers)
+            ):
+                used.append(name)
+        return used
 
     def add_tool(self, tool: Tool) -> None:
         self.tools.append(tool)

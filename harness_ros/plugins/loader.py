@@ -58,6 +58,7 @@ def _entry_points() -> Iterable[Any]:
 
 
 def _apply(registry: PluginRegistry, name: str, plugin: Callable[..., Any], where: str) -> None:
+    before = registry.snapshot()
     try:
         plugin(registry)
     except ConfigError:
@@ -67,6 +68,7 @@ def _apply(registry: PluginRegistry, name: str, plugin: Callable[..., Any], wher
             f"{where}: plugin {name!r} failed while registering: {type(err).__name__}: {err}"
         ) from err
     registry.loaded.append(name)
+    registry.added[name] = registry.snapshot().since(before)
 
 
 def load_plugins(plugins: Sequence[str] = (), *, entry_points: bool = True) -> PluginRegistry:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_ros.report.run import RunEvent, RunRecord, TurnRecord
+from harness_ros.trajectory import ToolResult
 
 __all__ = ["DEMO_POLICY_LABEL", "model_label", "render_html"]
 
@@ -367,24 +368,25 @@ def _feedback(turn: TurnRecord) -> str:
 
 
 def _result(data: dict[str, Any]) -> str:
-    result = raw if isinstance(raw := data.get("result"), dict) else {}
+    result = ToolResult.from_json(data.get("result"))
     tool = _e(data.get("tool") or "tool")
-    ok = result.get("success") is True
+    ok = result.succeeded
     head = f"<p><code>{tool}</code> {_badge('success' if ok else 'failure', 'ok' if ok else 'bad')}"
+    blocked_by = result.data.get("blocked_by")
     if data.get("refused"):
         head += " refused: only one tool call runs per turn"
     elif data.get("malformed"):
         head += " malformed call, not executed"
-    elif result.get("blocked_by"):
-        head += f" blocked by <code>{_e(result['blocked_by'])}</code>"
+    elif blocked_by:
+        head += f" blocked by <code>{_e(blocked_by)}</code>"
     elapsed = _number(data.get("elapsed_s"))
     if elapsed is not None:
         head += f' <span class="muted">({elapsed:.2f} s)</span>'
     head += "</p>"
     if not ok:
-        head += f'<p class="text"><strong>Reason:</strong> {_e(result.get("reason") or "none given")}</p>'
+        head += f'<p class="text"><strong>Reason:</strong> {_e(result.reason or "none given")}</p>'
     # The verdict has its own block below; the rest of the envelope is shown as sent to the model.
-    rest = {k: v for k, v in result.items() if k not in {"success", "reason", "verdict"}}
+    rest = {k: v for k, v in result.data.items() if k != "verdict"}
     return head + (_pre(rest) if rest else "")
 
 

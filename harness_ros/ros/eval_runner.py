@@ -8,8 +8,11 @@ every completed task) and a fresh one per episode in the *memory off* arm (an em
 memory folder each time). Tasks go through the node's task API; success is judged
 from the sim's ground truth after the task, never from the model's report.
 
-This process talks ROS through one ``EvalClient`` node in its own rclpy Context:
-parameters and reset of the sim, its ground truth, and the task API of the node.
+This process talks ROS through one ``EvalClient``: a node in its own rclpy Context for
+the sim's parameters, reset and ground truth, and the task client that ``harness-ros
+task`` and the demo use too (``harness_ros.ros.task_client``) for the harness node's
+task API: it sends a lost first instruction again and believes only the harness node's
+own publisher, so a ``done`` another participant forges never ends an episode.
 """
 
 from __future__ import annotations
@@ -24,15 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_ros.demo.runner import (
-    ROS_ENV_KEYS,
-    ChildProcess,
-    child_env,
-    is_scripted,
-    node_command,
-    scoped_environ,
-    sim_command,
-)
 from harness_ros.errors import HarnessError
 from harness_ros.evaluation_suite import (
     SCRIPTED_DISCLAIMER,
@@ -50,6 +44,20 @@ from harness_ros.evaluation_suite import (
     write_world,
 )
 from harness_ros.report.html import DEMO_POLICY_LABEL as POLICY_LABEL
+from harness_ros.ros.children import (
+    ROS_ENV_KEYS,
+    ChildProcess,
+    child_env,
+    exited,
+    is_scripted,
+    node_command,
+    prepare_workdir,
+    scoped_environ,
+    sim_command,
+    wait_ready,
+)
+from harness_ros.ros.task_client import TaskClient
+from harness_ros.task_api import TaskResult
 
 __all__ = ["EvalClient", "EvalOptions", "default_workdir", "run_eval"]
 
@@ -93,8 +101,8 @@ class EvalOptions:
 
 # ---------------------------------------------------------------------- ROS client
 class EvalClient:
-    """One node in its own Context, spun in a background thread: the sim's parameters,
-    reset service and ground truth, and the harness node's task API."""
+    """One node in its own Context, spun in a background thread, for the sim's parameters,
+    reset service and ground truth; ``tasks``, the task client, for the harness node."""
 
     def __init__(self, domain: int) -> None:
         import rclpy
@@ -105,7 +113,6 @@ class EvalClient:
         from std_msgs.msg import String
         from std_srvs.srv import Trigger
 
-        from harness_ros.ros.node import EVENTS_QOS
         from harness_ros.ros.sim.evaluator import GROUND_TRUTH_QOS
 
         self._context = Context()
@@ -113,22 +120,15 @@ class EvalClient:
         self.node = Node(f"harness_eval_{uuid.uuid4().hex[:6]}", context=self._context)
         self._cond = threading.Condition()
         self._state: dict[str, Any] | None = None
-        self._task_id: str | None = None
-        self._task_events: list[dict[str, Any]] = []
-        self._task_end: dict[str, Any] | None = None
-        self._on_event: Callable[[dict[str, Any]], None] | None = None
         self._params = AsyncParameterClient(self.node, SIM_NODE)
         self._reset = self.node.create_client(Trigger, f"{SIM_NODE}/reset")
-        self._cancel = self.node.create_client(Trigger, f"{HARNESS_NODE}/cancel")
-        self._instructions = self.node.create_publisher(String, f"{HARNESS_NODE}/instruction", 10)
-        self._events = self.node.create_subscription(
-            String, f"{HARNESS_NODE}/events", self._event, EVENTS_QOS
-        )
         self.node.create_subscription(String, GROUND_TRUTH_TOPIC, self._ground_truth, GROUND_TRUTH_QOS)
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(self.node)
         self._thread = threading.Thread(target=self._executor.spin, name="eval-client", daemon=True)
         self._thread.start()
+        self.tasks = TaskClient(HARNESS_NODE, domain_id=domain, name="harness_eval")
+        """The harness node's task API, spun in the calling thread while it waits."""
 
     # -------------------------------------------------------------- callbacks
     def _ground_truth(self, msg: Any) -> None:
@@ -140,25 +140,6 @@ class EvalClient:
             with self._cond:
                 self._state = state
                 self._cond.notify_all()
-
-    def _event(self, msg: Any) -> None:
-        try:
-            event = json.loads(msg.data)
-        except json.JSONDecodeError:
-            return
-        if not isinstance(event, dict):
-            return
-        with self._cond:
-            if event.get("task_id") != self._task_id:
-                return
-            self._task_events.append(event)
-            if event.get("type") == "done":
-                self._task_end = dict(event.get("data") or {})
-            elif event.get("type") == "task_rejected":
-                self._task_end = {"status": "rejected", **(event.get("data") or {})}
-            self._cond.notify_all()
-        if self._on_event is not None:
-            self._on_event(event)
 
     # -------------------------------------------------------------- waiting
     @staticmethod
@@ -175,12 +156,25 @@ class EvalClient:
             has_state = self._state is not None
         return has_state and self._reset.service_is_ready() and self._params.services_are_ready()
 
+    def wait_sim_ready(self, timeout_s: float, gone: Callable[[], str | None]) -> bool:
+        """Wait for the sim's first ground truth and its services; False after ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while not self.sim_ready():
+            reason = gone()
+            if reason is not None:
+                raise HarnessError(reason)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            with self._cond:
+                # Woken by each ground truth; the services' matching has no event, hence the bound.
+                self._cond.wait_for(lambda: self._state is not None, timeout=min(0.1, left))
+        return True
+
     def harness_ready(self) -> bool:
-        """Whether a harness node takes instructions and publishes events (the ROS graph says)."""
-        return (
-            self.node.count_subscribers(f"{HARNESS_NODE}/instruction") > 0
-            and self.node.count_publishers(f"{HARNESS_NODE}/events") > 0
-        )
+        """Whether a harness node takes tasks and its events publisher is the only one
+        claiming its name (the ROS graph says)."""
+        return self.tasks.is_connected()
 
     def state_after(
         self,
@@ -235,58 +229,20 @@ class EvalClient:
     ) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
         """Send a task and wait for its end: (task_id, done data, events). ``alive`` returns
         why the node is gone (it exited), or None; a timeout cancels the task."""
-        from std_msgs.msg import String
-        from std_srvs.srv import Trigger
-
-        task_id = f"eval-{uuid.uuid4().hex[:12]}"
-        pause = threading.Event()
-        deadline = time.monotonic() + _GRAPH_WAIT_S
-        # Both directions matched, or the first events (or the instruction) could be lost.
-        while self._instructions.get_subscription_count() == 0 or self._events.get_publisher_count() == 0:
-            gone = alive()
-            if gone is not None:
-                raise HarnessError(gone)
-            if time.monotonic() > deadline:
-                raise HarnessError(
-                    f"the harness node {HARNESS_NODE!r} did not connect within {_GRAPH_WAIT_S:g} s"
-                )
-            pause.wait(0.05)
-        with self._cond:
-            self._task_id, self._task_events, self._task_end = task_id, [], None
-        self._on_event = on_event
-        # Each episode is its own session: no summary of earlier episodes may leak into an arm.
-        request = {"instruction": instruction, "task_id": task_id, "new_session": True}
-        self._instructions.publish(String(data=json.dumps(request)))
-        deadline = time.monotonic() + timeout_s
-        cancelled = False
-        try:
-            while True:
-                with self._cond:
-                    if self._cond.wait_for(lambda: self._task_end is not None, timeout=0.2):
-                        end, events = dict(self._task_end or {}), list(self._task_events)
-                        break
-                gone = alive()
-                if gone is not None:
-                    raise HarnessError(gone)
-                if time.monotonic() > deadline:
-                    if cancelled:
-                        with self._cond:
-                            end, events = {"status": "timeout"}, list(self._task_events)
-                        break
-                    cancelled = True
-                    deadline = time.monotonic() + _CANCEL_GRACE_S
-                    if self._cancel.wait_for_service(timeout_sec=2.0):
-                        self._wait(self._cancel.call_async(Trigger.Request()), "cancelling the task")
-        finally:
-            with self._cond:
-                self._task_id = None
-            self._on_event = None
-        if cancelled:
-            note = f"timed out after {timeout_s:g} s and cancelled"
-            end["reason"] = f"{note}; {end['reason']}" if end.get("reason") else note
-        return task_id, end, events
+        result = self.tasks.run_task(
+            instruction,
+            timeout_s=timeout_s,
+            # Each episode is its own session: no summary of earlier episodes may leak into an arm.
+            new_session=True,
+            on_event=on_event,
+            connect_timeout_s=_GRAPH_WAIT_S,
+            cancel_wait_s=_CANCEL_GRACE_S,
+            gone=alive,
+        )
+        return result.task_id, dict(result.data), [dict(e) for e in result.events]
 
     def close(self) -> None:
+        self.tasks.close()
         self._executor.shutdown(timeout_sec=2.0)
         self.node.destroy_node()
         self._context.try_shutdown()
@@ -321,18 +277,6 @@ class EvalRunner:
         if options.api_base is not None and self.scripted:
             raise HarnessError("--api-base needs a model: give --model (or set HARNESS_MODEL)")
 
-    def _prepare_workdir(self) -> None:
-        if self.workdir.exists() and any(self.workdir.iterdir()):
-            raise HarnessError(
-                f"eval workdir {str(self.workdir)!r} is not empty: choose a new one (--workdir)"
-            )
-        try:
-            (self.logs / "ros").mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise HarnessError(
-                f"cannot create the eval workdir {str(self.workdir)!r}: {err.strerror}"
-            ) from None
-
     def _config_path(self) -> Path:
         if self.options.config is not None:
             path = self.options.config.expanduser().resolve()
@@ -350,43 +294,30 @@ class EvalRunner:
         return f"model {self.options.model!r}{base}"
 
     # -------------------------------------------------------------- processes
-    def _wait_for(self, ready: Callable[[], bool], child: ChildProcess, timeout_s: float, what: str) -> float:
-        started = time.monotonic()
-        pause = threading.Event()
-        while not ready():
-            if not child.running():
-                raise HarnessError(
-                    f"the {child.name} exited with code {child.process.returncode} while {what}; "
-                    f"last lines of {str(child.log)!r}:\n{child.tail()}"
-                )
-            if time.monotonic() - started > timeout_s:
-                raise HarnessError(
-                    f"the {child.name} was not ready after {timeout_s:g} s ({what}); "
-                    f"last lines of {str(child.log)!r}:\n{child.tail()}"
-                )
-            pause.wait(0.1)
-        return time.monotonic() - started
-
     def _start_sim(self) -> None:
-        assert self.client is not None
-        self.sim = ChildProcess("sim", sim_command(self.options.sim_speed), self.env, self.logs / "sim.log")
-        took = self._wait_for(self.client.sim_ready, self.sim, self.options.startup_timeout_s, "starting")
-        self.out(f"  sim ready after {took:.1f} s")
+        client = self.client
+        assert client is not None
+        self.sim = sim = ChildProcess(
+            "sim", sim_command(self.options.sim_speed), self.env, self.logs / "sim.log"
+        )
+        started = time.monotonic()
+        if not client.wait_sim_ready(self.options.startup_timeout_s, exited([sim], " during start-up")):
+            raise HarnessError(
+                f"the sim was not ready after {self.options.startup_timeout_s:g} s; "
+                f"last lines of {str(sim.log)!r}:\n{sim.tail()}"
+            )
+        self.out(f"  sim ready after {time.monotonic() - started:.1f} s")
 
     def _start_node(self, label: str, memory: Path, runs: Path, record: Path, config: Path) -> None:
         client = self.client
         assert client is not None
         self._stop_node()
         # The previous node must have left the graph, or its endpoints would pass for the new one's.
-        deadline = time.monotonic() + _GRAPH_WAIT_S
-        pause = threading.Event()
-        while client.harness_ready():
-            if time.monotonic() > deadline:
-                raise HarnessError(
-                    f"another harness node is still on {HARNESS_NODE!r} after {_GRAPH_WAIT_S:g} s "
-                    "(is one running on this ROS domain?)"
-                )
-            pause.wait(0.1)
+        if not client.tasks.wait_for(lambda: not client.tasks.node_on_graph(), _GRAPH_WAIT_S):
+            raise HarnessError(
+                f"another harness node is still on {HARNESS_NODE!r} after {_GRAPH_WAIT_S:g} s "
+                "(is one running on this ROS domain?)"
+            )
         command = node_command(
             config,
             memory=memory,
@@ -398,7 +329,10 @@ class EvalRunner:
         self.node = ChildProcess(
             f"harness node ({label})", command, self.env, self.logs / f"node-{label}.log"
         )
-        self._wait_for(client.harness_ready, self.node, self.options.startup_timeout_s, "starting")
+        node = self.node
+        wait_ready(
+            client.tasks, client.harness_ready, [node], self.options.startup_timeout_s, blame=lambda: node
+        )
 
     def _stop_node(self) -> None:
         if self.node is not None:
@@ -408,13 +342,7 @@ class EvalRunner:
 
     def _gone(self) -> str | None:
         """Why the evaluation cannot go on (the sim or the node exited), or None."""
-        for child in (self.sim, self.node):
-            if child is not None and not child.running():
-                return (
-                    f"the {child.name} exited with code {child.process.returncode}; "
-                    f"last lines of {str(child.log)!r}:\n{child.tail()}"
-                )
-        return None
+        return exited([self.sim, self.node])()
 
     # -------------------------------------------------------------- episodes
     def _print_event(self, event: dict[str, Any]) -> None:
@@ -445,9 +373,7 @@ class EvalRunner:
         wall = time.monotonic() - started
         state = client.state_after(time.time())
         success, check = scenario.success.check(state)
-        started_event = next((e for e in events if e.get("type") == "task_started"), None)
-        run_dir_text = ((started_event or {}).get("data") or {}).get("run_dir")
-        run_dir = Path(run_dir_text) if run_dir_text else None
+        run_dir = TaskResult(task_id, end, tuple(events)).run_dir
         run_events = read_jsonl(run_dir / "events.jsonl") if run_dir is not None else []
         metrics = episode_metrics(run_events or events)
         if metrics.status == "no done event" and end.get("status"):
@@ -538,7 +464,7 @@ class EvalRunner:
 
         self._check_options()
         config = self._config_path()
-        self._prepare_workdir()
+        prepare_workdir(self.workdir, "eval")
         started = time.time()
         suite = generate_suite(self.options.seed, self.options.episodes)
         worlds = [write_world(s, self.workdir / "scenarios") for s in suite]

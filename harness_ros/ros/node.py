@@ -23,8 +23,10 @@ participant set.
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +39,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
@@ -326,9 +329,10 @@ class HarnessNode(LifecycleNode):
 
         self._recorder = attach_recorder(self, config)
         views_text = ", ".join(views) or "none"
+        used_plugins = plugins.in_use(config.effective_model(), config.evaluator.kind)
         self.get_logger().info(
             f"configured: model {config.effective_model() or 'none'!r}, views [{views_text}], "
-            f"{len(self._tools)} robot tools, plugins [{', '.join(plugins.loaded) or 'none'}], "
+            f"{len(self._tools)} robot tools, plugins [{', '.join(used_plugins) or 'none'}], "
             f"run folders in {config.harness.runs_dir}, memory in {config.memory.dir}"
         )
 
@@ -485,6 +489,17 @@ class HarnessNode(LifecycleNode):
             self._approval.destroy()
             self._approval = None
         self._harness = None
+
+    def stop_for_signal(self, signal_name: str) -> None:
+        """A stop signal: accept no new task and cancel the running one (the spin loop
+        waits for it to end)."""
+        self._accepting = False
+        running = self.current_task_id
+        if running is not None and self._harness is not None:
+            self.get_logger().warning(f"{signal_name}: cancelling task {running}, then shutting down")
+            self._harness.cancel(f"node interrupted ({signal_name})")
+        else:
+            self.get_logger().info(f"{signal_name}: shutting down")
 
     def _stop_task(self, reason: str, timeout_s: float = 10.0) -> None:
         if self._harness is not None:
@@ -705,20 +720,78 @@ class HarnessNode(LifecycleNode):
         super().destroy_node()
 
 
-def _spin_until_shutdown(executor: MultiThreadedExecutor, node: HarnessNode) -> None:
-    """Spin; an exception escaping a callback is logged and the node keeps serving.
+class _StopSignals:
+    """SIGINT and SIGTERM stop the node in two steps, instead of rclpy's handler.
+
+    rclpy's own handler shuts the context down at once: a task's in-flight goal can then
+    no longer be cancelled, and every publish and log line after it fails with "context is
+    invalid". The first signal is only recorded here; the spin loop then cancels the task,
+    keeps spinning while the task ends (the goal is cancelled on the robot, the run folder
+    records the task as cancelled), and returns. A second signal stops the wait.
+    """
+
+    def __init__(self) -> None:
+        self.requested: str | None = None
+        """The name of the first signal received, or None."""
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # Python runs signal handlers in the main thread only
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._previous[signum] = signal.signal(signum, self._on_signal)
+
+    def restore(self) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous.clear()
+
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        if self.requested is not None:
+            raise KeyboardInterrupt  # the second signal: stop waiting for the task
+        self.requested = signal.Signals(signum).name
+
+
+_SIGNAL_POLL_S = 0.2
+"""The longest the spin loop waits in rcl before it looks at a received signal: Python runs
+its signal handlers only between bytecodes, never inside a blocking rcl wait."""
+
+_SIGNAL_STOP_S = 10.0
+"""How long a stop signal waits for the running task to end before the node shuts down."""
+
+
+def _spin_until_shutdown(
+    executor: MultiThreadedExecutor, node: HarnessNode, stop: _StopSignals | None = None
+) -> None:
+    """Spin until shutdown or a stop signal; an exception escaping a callback is logged and
+    the node keeps serving.
 
     Client callbacks are contained already (``_contained``); this is the last line for
     anything else (a sensor or library callback), so one bad message never ends the process.
+    After a stop signal the loop keeps spinning until the cancelled task has ended (bounded
+    by ``_SIGNAL_STOP_S``): its goal cancellation and its last events need the executor.
     """
+    stop_by: float | None = None
     while node.context.ok():
         try:
-            executor.spin()
-            return
+            executor.spin_once(timeout_sec=_SIGNAL_POLL_S if stop is not None else None)
         except (KeyboardInterrupt, ExternalShutdownException):
             raise
         except Exception as err:  # noqa: BLE001  see the docstring
             node.get_logger().error(f"a callback failed, still serving: {type(err).__name__}: {err}")
+        if stop is None or stop.requested is None:
+            continue
+        if stop_by is None:
+            stop_by = time.monotonic() + _SIGNAL_STOP_S
+            node.stop_for_signal(stop.requested)
+        if not node.busy:
+            return
+        if time.monotonic() > stop_by:
+            node.get_logger().error(
+                f"the task did not end within {_SIGNAL_STOP_S:.0f} s of {stop.requested}; "
+                "shutting down anyway"
+            )
+            return
 
 
 def _as_bool(value: Any) -> bool:
@@ -733,8 +806,12 @@ def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, aut
     the node's ``autostart`` parameter are both true, else leave the transitions to a
     lifecycle manager (``~/change_state``)."""
     args = ["harness_node", *(ros_args or [])]
+    stop = _StopSignals()
     try:
-        with rclpy.init(args=args):
+        # Our own SIGINT/SIGTERM handling (_StopSignals): a signal stops the running task
+        # first, then the node; the context is shut down last, when the `with` ends.
+        with rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO):
+            stop.install()
             try:
                 node = HarnessNode(config_path=config_path)
             except HarnessError as err:
@@ -754,11 +831,14 @@ def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, aut
                     f"{node.get_fully_qualified_name()}/change_state"
                 )
             try:
-                _spin_until_shutdown(executor, node)
+                _spin_until_shutdown(executor, node, stop)
             finally:
                 node.destroy_node()
+                executor.shutdown(timeout_sec=1.0)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    finally:
+        stop.restore()
     return 0
 
 

@@ -7,7 +7,6 @@ argument path and what is wrong with it, never a Python traceback.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,6 +18,7 @@ from referencing.exceptions import Unresolvable
 
 from harness_ros.errors import ToolError
 from harness_ros.tools.contracts import ToolSpec
+from harness_ros.validators import TOOL_NAME_PATTERN, valid_tool_name
 
 __all__ = [
     "MAX_TOOL_NAME_LENGTH",
@@ -28,7 +28,6 @@ __all__ = [
     "format_path",
 ]
 
-TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
 MAX_TOOL_NAME_LENGTH = 64
 _MAX_REPORTED_ERRORS = 5
 
@@ -48,7 +47,7 @@ _UNUSABLE_SCHEMA_ERRORS = (Unresolvable, ValueError, ArithmeticError, RecursionE
 def check_spec(spec: ToolSpec) -> None:
     """Reject a spec the model or the safety hooks could not use (raised at start-up)."""
     name = spec.name
-    if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name) or len(name) > MAX_TOOL_NAME_LENGTH:
+    if not valid_tool_name(name) or len(name) > MAX_TOOL_NAME_LENGTH:
         msg = (
             f"invalid tool name {name!r}: use 1-{MAX_TOOL_NAME_LENGTH} characters "
             "of letters, digits, '_', '.' or '-'"
