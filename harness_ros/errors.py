@@ -17,6 +17,7 @@ caller can catch the package's errors apart from bugs; none derives from ``Value
      ├── TaskRejectedError       a second task while one is running
      ├── BagError                a rosbag that is missing, corrupt or lacks what replay needs
      ├── ReportError             a run folder that cannot be read, a report not written
+     ├── TrajectoryFormatError   a trajectory file that is not one (names the file and field)
      ├── LocalModelError         the local model or its runtime not installed or not checking out
      ├── ClientMessageError      a client message (instruction, revise, cancel, approval) refused
      ├── FrameDecodeError        a sensor message that cannot be turned into an image
@@ -43,6 +44,7 @@ __all__ = [
     "SkillError",
     "TaskRejectedError",
     "ToolError",
+    "TrajectoryFormatError",
 ]
 
 
@@ -96,6 +98,10 @@ class FieldError(ToolError):
 
 class ReportError(HarnessError):
     """A run folder cannot be read, or the report cannot be written."""
+
+
+class TrajectoryFormatError(HarnessError):
+    """A trajectory file (or object) that is not a trajectory; names the file and field."""
 
 
 class LocalModelError(HarnessError):

@@ -49,7 +49,6 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "retention",
                 "config",
                 "state_dir",
-                "progress",
                 "testing",
                 "validators",
                 "dds",
@@ -75,6 +74,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "report",
                 "startup",
                 "trajectory",
+                "progress",  # reads the typed trajectory's envelope
             }
         ),
     ),

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness_ros.errors import HarnessError
+from harness_ros.errors import TrajectoryFormatError
 from harness_ros.trajectory.bounds import MAX_REVISIONS, MAX_STEPS, cap, compact_value
 
 __all__ = [
@@ -49,10 +49,6 @@ ASK_OPERATOR = "ask_operator"
 PHASES = ("started", "acting", "evaluating", "finishing")
 """``started`` at the reset, ``acting`` once the model calls its first tool, ``evaluating``
 while the harness checks the goal, ``finishing`` when the task has ended."""
-
-
-class TrajectoryFormatError(HarnessError, ValueError):
-    """A trajectory file (or object) that is not a trajectory; names the file and field."""
 
 
 def trajectory_status(done_status: str | None) -> str:
