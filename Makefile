@@ -1,6 +1,6 @@
 # harness_ros: two commands on a fresh machine.
 #   make demo   run the demo against the simulated robot
-#   make test   lint + the whole test suite
+#   make test   lint + type check + the whole test suite
 #   make demo-local   the same demo, decided by a local language model (llama.cpp, offline)
 # They create .venv on first use and are no-ops afterwards.
 
@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.harness_ros-installed
 IFACE_STAMP := $(VENV)/.harness_ros-interfaces-built
 STAND_IN_STAMP := $(VENV)/.harness_ros-test-interfaces-built
 
-.PHONY: all venv interfaces test-interfaces demo demo-local local-model test-model test lint format check bench faults clean
+.PHONY: all venv interfaces test-interfaces demo demo-local local-model test-model test lint typecheck format check bench faults clean
 
 # The local model: 1.5b (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB, the demo's) or 0.5b (0.5 GB,
 # what the tests drive). Files go to ~/.cache/harness_ros/models, checked by sha256.
@@ -67,12 +67,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check harness_ros test launch bench scripts setup.py
 	$(BIN)/ruff format --check harness_ros test launch bench scripts setup.py
 
+# mypy --strict on the core (what and how: [tool.mypy] in pyproject.toml).
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
 format: $(STAMP)
 	$(BIN)/ruff format harness_ros test launch bench scripts setup.py
 	$(BIN)/ruff check --fix harness_ros test launch bench scripts setup.py
 
 # pytest exits 5 when it collected no test: that is a failure here too.
-test: $(STAND_IN_STAMP) lint test-model
+test: $(STAND_IN_STAMP) lint typecheck test-model
 	HARNESS_REQUIRE_LOCAL_MODEL=$(TEST_LOCAL_MODEL) $(BIN)/python -m pytest -q test
 
 bench: $(IFACE_STAMP)
@@ -82,4 +86,4 @@ faults: $(IFACE_STAMP)
 	HARNESS_FAULTS=1 $(BIN)/python -m pytest -q test/test_faults_memory.py test/test_faults_model.py test/test_faults_sensors.py test/test_faults_actions.py
 
 clean:
-	rm -rf $(VENV) build install log .pytest_cache .ruff_cache
+	rm -rf $(VENV) build install log .pytest_cache .ruff_cache .mypy_cache

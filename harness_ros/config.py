@@ -1054,7 +1054,7 @@ _PRESET_DEFAULTS_TO_SET: dict[str, str] = {
 
 
 def _warn_kept_preset_defaults(preset: dict[str, Any], entry: dict[str, Any], index: int) -> None:
-    goal = entry.get("goal") if isinstance(entry.get("goal"), dict) else {}
+    goal = raw if isinstance(raw := entry.get("goal"), dict) else {}
     for field, what in _PRESET_DEFAULTS_TO_SET.items():
         shipped = (preset.get("goal") or {}).get(field)
         if shipped is not None and field not in goal:

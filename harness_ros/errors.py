@@ -1,6 +1,8 @@
 """Exceptions raised by harness_ros.
 
-Every error a user can cause names the file, key, topic or tool it is about.
+Every error a user can cause names the file, key, topic or tool it is about. Every
+exception class of the package derives from ``HarnessError`` (test/test_errors.py), so a
+caller can catch the package's errors apart from bugs; none derives from ``ValueError``.
 
     HarnessError
      ├── ConfigError             bad YAML / ROS parameters (names file and key)
@@ -9,24 +11,40 @@ Every error a user can cause names the file, key, topic or tool it is about.
      ├── MemoryStoreError        memory folder unreadable, consolidation output invalid
      ├── LLMError                provider failure, timeout, unparseable reply
      ├── ToolError               a tool binding that cannot be built (bad type string, ...)
+     │    ├── BindingError       a binding that does not fit its interface type
+     │    └── FieldError         a value that does not fit its message field
      ├── ServerUnavailableError  an action or service server that did not appear in time
      ├── TaskRejectedError       a second task while one is running
-     └── BagError                a rosbag that is missing, corrupt or lacks what replay needs
+     ├── BagError                a rosbag that is missing, corrupt or lacks what replay needs
+     ├── ReportError             a run folder that cannot be read, a report not written
+     ├── TrajectoryFormatError   a trajectory file that is not one (names the file and field)
+     ├── LocalModelError         the local model or its runtime not installed or not checking out
+     ├── ClientMessageError      a client message (instruction, revise, cancel, approval) refused
+     ├── FrameDecodeError        a sensor message that cannot be turned into an image
+     └── AmbiguousPublisherError more than one endpoint claiming to be the harness node
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AmbiguousPublisherError",
     "BagError",
+    "BindingError",
+    "ClientMessageError",
     "ConfigError",
+    "FieldError",
+    "FrameDecodeError",
     "HarnessError",
     "LLMError",
+    "LocalModelError",
     "MemoryStoreError",
     "ProfileParseError",
+    "ReportError",
     "ServerUnavailableError",
     "SkillError",
     "TaskRejectedError",
     "ToolError",
+    "TrajectoryFormatError",
 ]
 
 
@@ -68,3 +86,35 @@ class TaskRejectedError(HarnessError):
 
 class BagError(HarnessError):
     """A rosbag is missing, corrupt, or lacks the topics replay needs."""
+
+
+class BindingError(ToolError):
+    """A binding that does not fit its interface type (names tool and field path)."""
+
+
+class FieldError(ToolError):
+    """A value does not fit the message field it was given for (names the field path)."""
+
+
+class ReportError(HarnessError):
+    """A run folder cannot be read, or the report cannot be written."""
+
+
+class TrajectoryFormatError(HarnessError):
+    """A trajectory file (or object) that is not a trajectory; names the file and field."""
+
+
+class LocalModelError(HarnessError):
+    """The local model or its runtime cannot be installed or does not check out."""
+
+
+class ClientMessageError(HarnessError):
+    """A client message that is refused; ``str()`` says what was wrong."""
+
+
+class FrameDecodeError(HarnessError):
+    """A sensor message cannot be turned into an image (bad encoding, size or data)."""
+
+
+class AmbiguousPublisherError(HarnessError):
+    """More than one endpoint on the topic claims to be the harness node."""

@@ -102,7 +102,7 @@ def _event_line(event: dict[str, Any]) -> str | None:
             f"end the task: {_short(data.get('reply', ''), 100)}"
         )
     if kind == "tool_call":
-        arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
+        arguments = raw if isinstance(raw := data.get("arguments"), dict) else {}
         if data.get("tool") == "ask_operator":
             choices = arguments.get("choices") or []
             options = f" [{' | '.join(str(c) for c in choices)}]" if choices else ""

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness_ros.errors import ClientMessageError
+
 __all__ = [
     "TASK_ID_PATTERN",
     "CancelRequest",
@@ -43,10 +45,6 @@ __all__ = [
 
 TASK_ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 """A task id, matched with ``fullmatch`` (it names a run folder)."""
-
-
-class ClientMessageError(ValueError):
-    """A client message that is refused; ``str()`` says what was wrong."""
 
 
 @dataclass(frozen=True)

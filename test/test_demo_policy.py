@@ -384,8 +384,9 @@ def test_register_is_idempotent_and_serves_scripted_replies() -> None:
 
 def test_the_real_litellm_adapter_reaches_the_policy() -> None:
     from harness_ros.model import LiteLLMModel
+    from harness_ros.plugins import model_provider
 
-    reply = LiteLLMModel("harness_demo/scripted", max_retries=0).complete(
+    reply = LiteLLMModel("harness_demo/scripted", max_retries=0, providers=model_provider).complete(
         [
             {"role": "system", "content": "# harness_ros: decide\n"},
             {"role": "user", "content": f"# Task\n{FETCH}"},

@@ -147,7 +147,9 @@ def test_the_model_evaluator_reads_the_measured_pose_and_the_gripper(
     )
     publisher = StatePublisher(ros_env, "--x", "0.0", "--y", "0.0", "--yaw-deg", "0")
     try:
-        assert wait_for(lambda: not state.read_state(["base_pose"])[0].missing, 20.0)
+        # the goal check below reads the pose and the odometry: wait for both (two topics,
+        # two first messages that arrive in either order)
+        assert wait_for(lambda: not any(r.missing for r in state.read_state(["base_pose", "odom"])), 20.0)
         close = tools["close_gripper"]
         verdict = gate.judge(close.spec, "grip-1", Observation(time=0.0), arguments={})
         assert verdict.status is VerdictStatus.FAILURE

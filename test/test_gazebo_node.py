@@ -282,6 +282,9 @@ def start_node(env: dict[str, str]) -> subprocess.Popen[str]:
         "grasp_timeout_s": 5.0,
         "settle_timeout_s": 3.0,
         "navigate_timeout_s": 15.0,
+        # a loaded machine delays the fake lidar's 20 Hz scans past the 0.5 s default now and
+        # then; the stale-scan tests stamp theirs 2 s old, which 1 s still refuses
+        "scan_max_age_s": 1.0,
     }
     for name, value in overrides.items():
         command += ["-p", f"{name}:={value}"]

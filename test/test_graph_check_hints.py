@@ -113,3 +113,46 @@ def test_nothing_visible_names_the_discovery_variables(
     assert "ROS_LOCALHOST_ONLY=1" in text
     assert "FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA" in text
     assert "ROS_STATIC_PEERS unset" in text
+
+
+# ---------------------------------------------------------------------- the poll itself
+def test_poll_graph_reads_until_done_pausing_between_reads() -> None:
+    from harness_ros.ros.graph_check import poll_graph
+
+    reads = iter([1, 2, 3, 4])
+    pauses: list[float] = []
+    got = poll_graph(
+        lambda: next(reads),
+        lambda value: value == 3,
+        deadline=time.monotonic() + 60,
+        interval_s=0.2,
+        sleep=pauses.append,
+    )
+    assert got == 3
+    assert pauses == [0.2, 0.2]
+
+
+def test_poll_graph_reads_once_past_the_deadline_and_never_sleeps_beyond_it() -> None:
+    from harness_ros.ros.graph_check import poll_graph
+
+    pauses: list[float] = []
+    assert poll_graph(lambda: "x", lambda _: False, deadline=time.monotonic() - 1, sleep=pauses.append) == "x"
+    assert pauses == []
+
+    reads: list[float] = []
+    deadline = time.monotonic() + 0.35
+
+    def timed_sleep(seconds: float) -> None:
+        assert seconds <= deadline - time.monotonic() + 1e-3, "paused past the deadline"
+        pauses.append(seconds)
+        time.sleep(seconds)
+
+    poll_graph(lambda: reads.append(time.monotonic()), lambda _: False, deadline=deadline, sleep=timed_sleep)
+    assert len(reads) >= 3 and reads[-1] <= deadline + 0.2
+    assert all(pause <= 0.1 for pause in pauses)
+
+
+def test_the_graph_check_waits_with_the_named_poll_not_an_unset_event() -> None:
+    source = (Path(__file__).resolve().parents[1] / "harness_ros" / "ros" / "graph_check.py").read_text()
+    assert "Event()" not in source, "an unset threading.Event().wait() stands in for a sleep"
+    assert "poll_graph(" in source.split("def check_graph", 1)[1]

@@ -52,3 +52,12 @@ def test_make_test_builds_the_stand_ins_of_every_distro() -> None:
         "scripts/build_interfaces.sh .venv",
         "scripts/build_interfaces.sh .venv --test-stand-ins",
     ]
+
+
+def test_make_test_lints_and_type_checks_before_the_suite() -> None:
+    lines = dry_run("test")
+    suite = next(i for i, line in enumerate(lines) if "-m pytest" in line)
+    mypy = [i for i, line in enumerate(lines) if line == ".venv/bin/mypy"]
+    ruff = [i for i, line in enumerate(lines) if line.startswith(".venv/bin/ruff check")]
+    assert mypy and mypy[0] < suite, lines
+    assert ruff and ruff[0] < suite, lines

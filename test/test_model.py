@@ -147,20 +147,39 @@ def test_json_mode_falls_back_silently_when_provider_rejects_it(monkeypatch: pyt
 def test_demo_model_without_demo_policy_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import litellm
 
+    from harness_ros.plugins import model_provider
+
     monkeypatch.setattr(litellm, "custom_provider_map", [])
     monkeypatch.setitem(sys.modules, "harness_ros.demo.policy", None)
     with pytest.raises(
         LLMError, match=r"'harness_demo/scripted': its provider plugin failed: ModuleNotFoundError"
     ):
-        LiteLLMModel("harness_demo/scripted").complete([system("decide")])
+        LiteLLMModel("harness_demo/scripted", providers=model_provider).complete([system("decide")])
     # Without the demo plugin installed at all:
-    from harness_ros.plugins import loader
-
-    monkeypatch.setattr(loader, "_installed_providers", dict)
     with pytest.raises(
         LLMError, match=r"the demo plugin \(entry point 'demo' in harness_ros.plugins\) is not"
     ):
+        LiteLLMModel("harness_demo/scripted", providers=lambda prefix: None).complete([system("decide")])
+    # Built without the plugins' providers (the model layer never looks them up itself):
+    with pytest.raises(LLMError, match=r"built without the plugins' providers"):
         LiteLLMModel("harness_demo/scripted").complete([system("decide")])
+
+
+def test_build_model_hands_the_providers_to_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    import litellm
+
+    from harness_ros.model import build_model
+
+    monkeypatch.setattr(litellm, "custom_provider_map", [])
+    asked: list[str] = []
+
+    def providers(prefix: str) -> None:
+        asked.append(prefix)
+
+    config = HarnessConfig(model=ModelConfig(model="harness_demo/scripted"))
+    with pytest.raises(LLMError, match="demo plugin"):
+        build_model(config, providers=providers).complete([system("decide")])
+    assert asked == ["harness_demo"]
 
 
 def test_from_config_reads_the_key_from_the_named_env_var(monkeypatch: pytest.MonkeyPatch) -> None:

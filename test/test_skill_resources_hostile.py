@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from harness_ros.skills import MAX_RESOURCE_BYTES, SkillCatalog, SkillSession
+from harness_ros.skills.tools import skill_tools
 from harness_ros.tools import CancelToken, ToolRegistry
-from harness_ros.tools.skill_tools import skill_tools
 
 FUZZ = settings(
     deadline=None,

@@ -9,15 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness_ros.tools import (
-    LOAD_SKILL,
-    LOAD_SKILL_RESOURCE,
-    CancelToken,
-    ToolRegistry,
-    failure,
-    skill_tools,
-    success,
-)
+from harness_ros.skills import LOAD_SKILL, LOAD_SKILL_RESOURCE, skill_tools
+from harness_ros.tools import CancelToken, ToolRegistry, failure, success
 
 
 @dataclass

@@ -115,13 +115,14 @@ def _describe_model(setting: ModelSetting) -> str:
 def _probe_lines(config: HarnessConfig, settings: list[ModelSetting]) -> list[str]:
     """``--online``: one timed request per model (and one with an image where images go)."""
     from harness_ros.model import LiteLLMModel, build_model, probe_model
+    from harness_ros.plugins import model_provider
 
     lines = []
     for setting in settings:
         if setting.provider == "replay":
             lines.append(f"online:  {setting.role} {setting.name}: recorded replies, nothing to call")
             continue
-        model = build_model(config, model=setting.name)
+        model = build_model(config, model=setting.name, providers=model_provider)
         if isinstance(model, LiteLLMModel):
             # One attempt and no recording: the time printed is one round trip.
             model.max_retries = 0

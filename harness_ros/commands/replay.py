@@ -158,8 +158,10 @@ def _consolidator(
     if config.memory.consolidator == "none" and args.model is None:
         raise ConfigError("memory.consolidator is 'none': pass --model, --model-replies or --from-recording")
     from harness_ros.model import build_model
+    from harness_ros.plugins import model_provider
 
-    return ModelMemoryConsolidator(build_model(config, model=args.model), min_confidence=threshold)
+    chat = build_model(config, model=args.model, providers=model_provider)
+    return ModelMemoryConsolidator(chat, min_confidence=threshold)
 
 
 def _print_outcome(task: RecordedTask, outcome: TaskOutcome) -> None:

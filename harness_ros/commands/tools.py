@@ -78,7 +78,8 @@ def model_tool_definitions(config: HarnessConfig) -> list[dict[str, Any]]:
     from harness_ros.operator.tools import operator_tools
     from harness_ros.plugins import load_plugins
     from harness_ros.ros.interfaces import fit_to_installed, tool_spec
-    from harness_ros.tools import ToolRegistry, skill_tools
+    from harness_ros.skills import skill_tools
+    from harness_ros.tools import ToolRegistry
     from harness_ros.tools.binding import definition_tokens
     from harness_ros.tools.finish_task import FinishTaskTool
 

@@ -272,7 +272,7 @@ class Compactor:
             return text
         content = entry.message.get("content")
         is_result = entry.message.get("role") == "tool" and isinstance(content, str)
-        parts = _tool_result_parts(content) if is_result else None
+        parts = _tool_result_parts(content) if is_result and isinstance(content, str) else None
         note = f"[summarised by the harness: the whole {len(text)}-character text] "
         if parts is None:
             return note + self._in_rounds(text, _PER_MESSAGE_CHARS - len(note))

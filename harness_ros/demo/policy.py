@@ -132,7 +132,7 @@ def register(litellm: Any) -> None:
         if any(item.get("provider") == PROVIDER for item in providers):
             return
 
-        class ScriptedDemoPolicy(litellm.CustomLLM):  # type: ignore[misc, name-defined]
+        class ScriptedDemoPolicy(litellm.CustomLLM):  # type: ignore[misc]
             """litellm glue only: every decision comes from ``scripted_reply``."""
 
             def completion(
@@ -151,7 +151,7 @@ def register(litellm: Any) -> None:
             *providers,
             {"provider": PROVIDER, "custom_handler": ScriptedDemoPolicy()},
         ]
-        setup = getattr(litellm, "custom_llm_setup", None)
+        setup: Any = getattr(litellm, "custom_llm_setup", None)
         if setup is None:
             from litellm.utils import custom_llm_setup as setup
         setup()

@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     if set(args) - {"--check"}:
         sys.stderr.write("usage: python -m harness_ros.gazebo [--check]\n")
         return 2
-    return max(module.main(flags) for module in (world_sdf, robot_sdf, bridge))
+    return max(int(module.main(flags)) for module in (world_sdf, robot_sdf, bridge))
 
 
 if __name__ == "__main__":

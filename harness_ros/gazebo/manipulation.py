@@ -282,7 +282,7 @@ class ObservedWorld(World):
         state = self.objects[held]
         px, py = self._place_point(surface, state.spec.radius)
         distance = self.pose.distance_to(px, py)
-        failed = {"placed_object_id": "", "distance_m": distance}
+        failed: dict[str, float | str] = {"placed_object_id": "", "distance_m": distance}
         hidden = self.visibility(px, py)
         if hidden is not None:
             return Outcome(False, f"surface not visible: {surface_id} is {hidden}", failed)
@@ -303,7 +303,7 @@ class ObservedWorld(World):
     def place_outcome(self, plan: PlacePlan) -> Outcome:
         """Judge a place from where the released object came to rest (observed after the detach)."""
         state = self.objects[plan.object_id]
-        details = {"placed_object_id": plan.object_id, "distance_m": plan.distance_m}
+        details: dict[str, float | str] = {"placed_object_id": plan.object_id, "distance_m": plan.distance_m}
         on = self.support_of(state.x, state.y, state.z)
         if on == plan.surface_id:
             return Outcome(True, f"placed {plan.object_id} on {plan.surface_id}", details)

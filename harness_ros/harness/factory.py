@@ -12,6 +12,7 @@ from harness_ros.hooks import ApprovalHook, ApprovalProvider, BaseMotionSafetyFi
 from harness_ros.model.contracts import ChatModel
 from harness_ros.observation.contracts import Clearance, ObservationSource
 from harness_ros.operator import OperatorChannel, Session
+from harness_ros.plugins import model_provider
 from harness_ros.plugins.contracts import PluginRegistry
 from harness_ros.tools import Tool
 
@@ -61,7 +62,7 @@ def build_harness(
     from harness_ros.profile import load_embodiment_profile_document_from_config
     from harness_ros.skills import SkillCatalog
 
-    chat = model if model is not None else build_model(config)
+    chat = model if model is not None else build_model(config, providers=model_provider)
     memory = FileMemory.from_config(config.memory, model=chat)
     profile = load_embodiment_profile_document_from_config(config)
     skills = SkillCatalog.discover(config.skills.dir)

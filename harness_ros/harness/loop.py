@@ -32,7 +32,7 @@ from harness_ros.operator.session import Session, TaskSummaryRecorder
 from harness_ros.operator.tools import operator_tools
 from harness_ros.retention import prune_run_folders
 from harness_ros.task_api import TASK_ID_PATTERN
-from harness_ros.tools import CancelToken, Tool, ToolRegistry, skill_tools
+from harness_ros.tools import CancelToken, Tool, ToolRegistry
 from harness_ros.tools.finish_task import FinishTaskTool
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class Harness:
         self.skill_session: SkillSession | None = None
         extra: list[Tool] = []
         if skills is not None and skills.has_skills:
-            from harness_ros.skills import SkillSession
+            from harness_ros.skills import SkillSession, skill_tools
 
             self.skill_session = SkillSession(skills)
             extra = skill_tools(self.skill_session, skills)

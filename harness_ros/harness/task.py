@@ -51,7 +51,7 @@ from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
 
 if TYPE_CHECKING:
-    from harness_ros.harness.loop import Harness
+    from harness_ros.harness.contracts import TaskHost
     from harness_ros.harness.runlog import RunLog
 
 __all__ = ["ActiveTask", "TaskRunner"]
@@ -96,7 +96,9 @@ class _End:
 
 
 class TaskRunner:
-    def __init__(self, harness: Harness, active: ActiveTask, instruction: str, runlog: RunLog | None) -> None:
+    def __init__(
+        self, harness: TaskHost, active: ActiveTask, instruction: str, runlog: RunLog | None
+    ) -> None:
         self._h = harness
         self._active = active
         self._instruction = instruction.strip()

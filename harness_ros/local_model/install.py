@@ -30,7 +30,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from harness_ros.errors import HarnessError
+from harness_ros.errors import LocalModelError
 from harness_ros.local_model.catalog import XLLAMACPP_REQUIREMENT, LocalModelSpec
 
 __all__ = ["LocalModelError", "ensure_model", "ensure_runtime", "runtime_installed", "verify_file"]
@@ -38,10 +38,6 @@ __all__ = ["LocalModelError", "ensure_model", "ensure_runtime", "runtime_install
 Say = Callable[[str], None]
 _CHUNK = 8 << 20
 _PIP_TIMEOUT_S = 1800.0
-
-
-class LocalModelError(HarnessError):
-    """The local model or its runtime cannot be installed or does not check out."""
 
 
 def _quiet(_: str) -> None:

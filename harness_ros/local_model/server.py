@@ -56,7 +56,8 @@ def chat_template_for(model_path: Path) -> str | None:
     """The corrected chat template for a Qwen2.5 file (by name), else None (the GGUF's own)."""
     if "qwen2.5" not in model_path.name.lower():
         return None
-    return resources.files("harness_ros.local_model").joinpath("templates", _QWEN_TEMPLATE).read_text("utf-8")
+    # One name per step: Traversable.joinpath takes a single name before Python 3.11.
+    return (resources.files("harness_ros.local_model") / "templates" / _QWEN_TEMPLATE).read_text("utf-8")
 
 
 def _alias_for(model_path: Path) -> str:

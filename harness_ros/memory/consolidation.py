@@ -156,7 +156,9 @@ def refusal_records(task_id: str, task_outcome: Any, events: list[dict[str, Any]
     """Audit records of the calls refused before they ran (recorded, never failure evidence)."""
     records = []
     for event in refusals_of(events):
-        result = event.get("result") if isinstance(event.get("result"), Mapping) else {}
+        assert isinstance(event, Mapping)  # refusals_of returns the events as given: dicts here
+        raw = event.get("result")
+        result: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         records.append(
             {
                 "event": "refusal",
@@ -189,6 +191,7 @@ def _invalid(kind: str, where: str, entry: Any, problems: list[str], **fields: A
     logger.warning("Consolidation entry dropped: %s", reason)
     text = " ".join(str(entry.text).split())
     confidence = float(entry.confidence) if confidence_problem(entry.confidence) is None else 0.0
+    extra: dict[str, Any] = {key: str(value)[:200] for key, value in fields.items()}
     return ConsolidationDecision(
         kind,
         text if len(text) <= MAX_ENTRY_CHARS else text[:MAX_ENTRY_CHARS] + "...",
@@ -196,7 +199,7 @@ def _invalid(kind: str, where: str, entry: Any, problems: list[str], **fields: A
         False,
         "invalid_entry",
         reason=reason,
-        **{key: str(value)[:200] for key, value in fields.items()},
+        **extra,
     )
 
 

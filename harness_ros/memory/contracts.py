@@ -25,7 +25,9 @@ Outcome = Literal["success", "failure"]
 class DurableMemoryEntry:
     section: str
     text: str
-    confidence: float
+    confidence: Any
+    """A number in [0, 1] once FileMemory accepted the entry; before, whatever the
+    consolidator gave (a model may send anything: FileMemory's validation names it)."""
     source: str | None = None
     """The operator's words (instruction or revision) a Preference or Convention came from."""
 
@@ -35,7 +37,8 @@ class ToolExperienceEntry:
     tool: str
     outcome: str
     text: str
-    confidence: float
+    confidence: Any
+    """As ``DurableMemoryEntry.confidence``: validated by FileMemory."""
 
 
 @dataclass(frozen=True)

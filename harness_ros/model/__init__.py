@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from harness_ros.errors import ConfigError
 from harness_ros.model.contracts import ChatModel, ModelReply, ToolCall, Usage
 from harness_ros.model.json_parsing import parse_json_loose
-from harness_ros.model.litellm_model import DEMO_PREFIX, LiteLLMModel, complete_json
+from harness_ros.model.litellm_model import DEMO_PREFIX, LiteLLMModel, ProviderLookup, complete_json
 from harness_ros.model.recording import ModelRecorder, ReplayModel, request_digest
 from harness_ros.model.settings import (
     NO_MODEL_MESSAGE,
@@ -34,6 +34,7 @@ __all__ = [
     "ModelRecorder",
     "ModelReply",
     "ModelSetting",
+    "ProviderLookup",
     "ReplayModel",
     "ToolCall",
     "UnconfiguredModel",
@@ -48,8 +49,17 @@ __all__ = [
 ]
 
 
-def build_model(config: HarnessConfig, *, model: str | None = None, allow_unset: bool = False) -> ChatModel:
+def build_model(
+    config: HarnessConfig,
+    *,
+    model: str | None = None,
+    allow_unset: bool = False,
+    providers: ProviderLookup | None = None,
+) -> ChatModel:
     """The configured model (``HARNESS_MODEL`` honoured), recording when ``model.record_file`` is set.
+
+    ``providers`` finds the plugin of a custom provider prefix (``harness_demo/``): the
+    caller passes ``harness_ros.plugins.model_provider``, as the model layer is below the plugins.
 
     No model configured raises ``ConfigError`` (``NO_MODEL_MESSAGE``); with ``allow_unset``
     (the node, which then refuses tasks) it returns an ``UnconfiguredModel`` instead. The
@@ -68,4 +78,4 @@ def build_model(config: HarnessConfig, *, model: str | None = None, allow_unset:
         raise ConfigError(problem)
     record_file = config.model.record_file
     recorder = ModelRecorder(record_file) if record_file is not None else None
-    return LiteLLMModel.from_config(config.model, model=name, recorder=recorder)
+    return LiteLLMModel.from_config(config.model, model=name, recorder=recorder, providers=providers)

@@ -39,6 +39,8 @@ __all__ = [
     "DEMO_PREFIX",
     "LiteLLMModel",
     "PromptCache",
+    "ProviderLookup",
+    "ProviderRegistration",
     "add_cache_breakpoints",
     "complete_json",
     "import_litellm",
@@ -50,6 +52,14 @@ logger = logging.getLogger(__name__)
 
 DEMO_PREFIX = "harness_demo/"
 """Model strings served by the scripted demo policy (a litellm custom provider)."""
+
+ProviderRegistration = Callable[[Any], None]
+"""Registers a litellm custom provider on the ``litellm`` module it is given."""
+ProviderLookup = Callable[[str], ProviderRegistration | None]
+"""A provider prefix -> the registration that provides it, or None when nothing does.
+
+The plugins hand it in (``harness_ros.plugins.model_provider``: the installed plugins'
+providers) where a model is built, so this adapter never imports the plugins' layer."""
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 PromptCache = Literal["auto", "on", "off"]
@@ -67,22 +77,22 @@ def import_litellm() -> Any:
     return litellm
 
 
-def _ensure_plugin_provider(litellm: Any, model: str) -> None:
+def _ensure_plugin_provider(litellm: Any, model: str, providers: ProviderLookup | None) -> None:
     """Register the plugin that provides ``model``'s litellm provider, once per process.
 
     Custom providers (the scripted demo policy is ``harness_demo``) come from plugins,
-    so this adapter imports none of them; standard providers need nothing here.
+    through ``providers``; standard providers need nothing here.
     """
-    from harness_ros.plugins import model_provider
-
     prefix = model.split("/", 1)[0]
     with _REGISTER_LOCK:
         if any(item.get("provider") == prefix for item in litellm.custom_provider_map or []):
             return
-        try:
-            register = model_provider(prefix)
-        except HarnessError as err:
-            raise LLMError(f"Model {model!r}: plugins could not be loaded: {err}") from None
+        register = None
+        if providers is not None:
+            try:
+                register = providers(prefix)
+            except HarnessError as err:
+                raise LLMError(f"Model {model!r}: plugins could not be loaded: {err}") from None
         if register is not None:
             try:
                 register(litellm)
@@ -90,6 +100,12 @@ def _ensure_plugin_provider(litellm: Any, model: str) -> None:
                 raise LLMError(
                     f"Model {model!r}: its provider plugin failed: {type(err).__name__}: {err}"
                 ) from err
+        elif model.startswith(DEMO_PREFIX) and providers is None:
+            msg = (
+                f"Model {DEMO_PREFIX}...: its provider comes from the demo plugin, and this model was "
+                "built without the plugins' providers (providers=harness_ros.plugins.model_provider)"
+            )
+            raise LLMError(msg)
         elif model.startswith(DEMO_PREFIX):
             msg = (
                 f"Model {DEMO_PREFIX}...: the demo plugin (entry point 'demo' in harness_ros.plugins) "
@@ -284,6 +300,7 @@ class LiteLLMModel:
         completion_kwargs: Mapping[str, Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         prompt_cache: PromptCache = "auto",
+        providers: ProviderLookup | None = None,
     ) -> None:
         if not model or not model.strip():
             raise LLMError("Model string is empty")
@@ -304,6 +321,8 @@ class LiteLLMModel:
         self._sleep = sleep
         self.prompt_cache: PromptCache = prompt_cache
         self._markers: bool | None = None
+        self._providers = providers
+        """Where a custom provider prefix (``harness_demo/``) finds its plugin; None: nowhere."""
 
     @classmethod
     def from_config(cls, cfg: ModelConfig, *, model: str | None = None, **kwargs: Any) -> LiteLLMModel:
@@ -405,7 +424,7 @@ class LiteLLMModel:
         json_mode: bool = False,
     ) -> ModelReply:
         litellm = import_litellm()
-        _ensure_plugin_provider(litellm, self.name)
+        _ensure_plugin_provider(litellm, self.name, self._providers)
         request = self._request(messages, tools, json_mode, cache_markers=self.cache_markers(litellm))
         attempt = 0
         while True:

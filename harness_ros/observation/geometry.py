@@ -127,9 +127,12 @@ class Footprint:
 
     def contains(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Points on or inside the outline."""
+        inside: np.ndarray
         if self.circular:
-            return np.hypot(x, y) <= self.length_m / 2 + _EPS
-        return (np.abs(x) <= self.length_m / 2 + _EPS) & (np.abs(y) <= self.width_m / 2 + _EPS)
+            inside = np.hypot(x, y) <= self.length_m / 2 + _EPS
+        else:
+            inside = (np.abs(x) <= self.length_m / 2 + _EPS) & (np.abs(y) <= self.width_m / 2 + _EPS)
+        return inside
 
 
 def _looks_down(
@@ -158,7 +161,8 @@ def _looks_down(
         band_hi = np.where(moving, np.maximum(t_a, t_b), np.where(inside, np.inf, -np.inf))
     lo = np.maximum(np.maximum(ahead_lo, band_lo), 0.0)
     hi = np.minimum(np.minimum(ahead_hi, band_hi), reach)
-    return lo <= hi + _EPS
+    sees: np.ndarray = lo <= hi + _EPS
+    return sees
 
 
 def corridor_clearance(

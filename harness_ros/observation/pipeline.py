@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 from rosbags.image import ImageError, compressed_image_to_cvimage, message_to_cvimage
 
+from harness_ros.errors import FrameDecodeError
 from harness_ros.observation.contracts import DIRECTIONS, DepthRegion
 from harness_ros.observation.geometry import (
     DEFAULT_MIN_VALID_FRACTION,
@@ -90,10 +91,6 @@ _BYTES_PER_PIXEL: Mapping[str, int] = {
     "rgba16": 8,
     "bgra16": 8,
 }
-
-
-class FrameDecodeError(ValueError):
-    """A sensor message cannot be turned into an image (bad encoding, size or data)."""
 
 
 class RangeLike(Protocol):
@@ -363,6 +360,7 @@ def depth_to_metres(msg: Any) -> np.ndarray:
     Invalid pixels (0, negative, NaN, inf) become NaN, never a distance.
     """
     raw = _raw_depth(msg)
+    depth: np.ndarray
     if _depth_encoding(msg) in _DEPTH_MM_ENCODINGS:
         depth = raw.astype(np.float32) / np.float32(1000.0)
     else:
@@ -543,7 +541,7 @@ def _free_distances(values: np.ndarray, range_min: Any, range_max: Any) -> np.nd
     +inf: free up to range_max; -inf: an obstacle at the sensor; NaN and finite readings
     outside [range_min, range_max]: nothing.
     """
-    free = values.copy()  # NaN stays NaN: an error reading says nothing
+    free: np.ndarray = values.copy()  # NaN stays NaN: an error reading says nothing
     free[values == np.inf] = np.broadcast_to(range_max, values.shape)[values == np.inf]
     free[values == -np.inf] = _TOO_CLOSE_M
     finite = np.isfinite(values)

@@ -233,7 +233,7 @@ def _views(folder: Path, turn: int, data: dict[str, Any]) -> str:
         freshness = str(view.get("freshness") or "freshness unknown")
         shot = _Shot(name, matched, freshness, _view_state(view), view.get("width"), view.get("height"))
         figures.append(_figure(folder, shot, turn))
-    depth = data.get("depth") if isinstance(data.get("depth"), dict) else {}
+    depth = raw if isinstance(raw := data.get("depth"), dict) else {}
     for filename in unused:  # images without a view: the depth preview
         name = filename.removeprefix(f"turn_{turn}_").removesuffix(".jpg")
         age = _number(depth.get("age_s"))
@@ -398,7 +398,7 @@ def _results(turn: TurnRecord) -> str:
 
 
 def _verdict(data: dict[str, Any]) -> str:
-    verdict = data.get("verdict") if isinstance(data.get("verdict"), dict) else {}
+    verdict = raw if isinstance(raw := data.get("verdict"), dict) else {}
     status = str(verdict.get("status") or "unknown")
     css = {"success": "ok", "failure": "bad"}.get(status, "missing")
     run_id = verdict.get("run_id") or data.get("run_id") or "?"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness_ros.errors import HarnessError
+from harness_ros.errors import ReportError
 
 __all__ = ["EVENTS_FILE", "ReportError", "RunEvent", "RunRecord", "TurnRecord", "load_run"]
 
@@ -24,10 +24,6 @@ EVENTS_FILE = "events.jsonl"
 REPORT_MD = "report.md"
 
 _REPORT_TITLE = re.compile(r"^# Task (?P<task>.+): (?P<status>\w+)\s*$")
-
-
-class ReportError(HarnessError):
-    """A run folder cannot be read, or the report cannot be written."""
 
 
 @dataclass(frozen=True)

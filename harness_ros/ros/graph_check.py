@@ -20,10 +20,10 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from rclpy._rclpy_pybind11 import NodeNameNonExistentError
 from rclpy.action import get_action_server_names_and_types_by_node
@@ -45,11 +45,15 @@ __all__ = [
     "names_not_discovery_hint",
     "near_misses",
     "other_nodes",
+    "poll_graph",
     "silent_topic_hint",
     "silent_topics",
 ]
 
 _POLL_S = 0.1
+"""Seconds between two reads of the ROS graph while waiting for endpoints to appear."""
+
+_Snapshot = TypeVar("_Snapshot")
 _IMAGE = "sensor_msgs/msg/Image"
 _COMPRESSED = "sensor_msgs/msg/CompressedImage"
 _CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
@@ -239,6 +243,30 @@ def reliable_topics(config: HarnessConfig) -> dict[str, str]:
     return topics
 
 
+def poll_graph(
+    snapshot: Callable[[], _Snapshot],
+    done: Callable[[_Snapshot], bool],
+    *,
+    deadline: float,
+    interval_s: float = _POLL_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> _Snapshot:
+    """Read the graph (``snapshot``) every ``interval_s`` until ``done`` or the monotonic
+    ``deadline``; the last snapshot either way (read at least once, never after the deadline).
+
+    This polls because there is nothing to wait on: rclpy offers no notification when
+    discovery changes the graph (its own ``wait_for_service``, ``wait_for_server`` and
+    ``wait_for_node`` poll the same cache), and graph queries need no spinning, so the
+    caller's thread simply reads again after a short pause.
+    """
+    while True:
+        current = snapshot()
+        left = deadline - time.monotonic()
+        if done(current) or left <= 0:
+            return current
+        sleep(min(interval_s, left))
+
+
 def check_graph(node: Node, config: HarnessConfig, *, timeout_s: float) -> GraphReport:
     """Wait up to ``timeout_s`` for every configured endpoint; report what is still missing."""
     topics = {node.resolve_topic_name(name): kind for name, kind in expected_topics(config).items()}
@@ -251,15 +279,12 @@ def check_graph(node: Node, config: HarnessConfig, *, timeout_s: float) -> Graph
             actions[(node.resolve_topic_name(binding.action, only_expand=True), binding.type)] = None
         elif binding.service is not None:
             services[(node.resolve_service_name(binding.service, only_expand=True), binding.type)] = None
-    deadline = time.monotonic() + max(0.0, timeout_s)
-    pause = threading.Event()  # never set: a bounded pause between graph polls
-    while True:
-        report = _snapshot(node, topics, list(actions), list(services), reliable)
-        if report.ok:
-            return report
-        if time.monotonic() >= deadline:
-            return _with_near_misses(node, report)
-        pause.wait(min(_POLL_S, max(0.0, deadline - time.monotonic())))
+    report = poll_graph(
+        lambda: _snapshot(node, topics, list(actions), list(services), reliable),
+        lambda report: report.ok,
+        deadline=time.monotonic() + max(0.0, timeout_s),
+    )
+    return report if report.ok else _with_near_misses(node, report)
 
 
 def silent_topic_hint(topic: str, publishers: int, window_s: float) -> str:

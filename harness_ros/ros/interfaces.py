@@ -37,7 +37,7 @@ from rosidl_parser.definition import (
     NamespacedType,
 )
 
-from harness_ros.errors import ToolError
+from harness_ros.errors import FieldError, ToolError
 from harness_ros.ros.distros import describe_installed
 from harness_ros.tools.binding import (
     CompiledBinding,
@@ -84,10 +84,6 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 }
 _FLOATS = frozenset({"float", "double", "long double"})
 _FLOAT32_MAX = 3.4028234663852886e38
-
-
-class FieldError(ToolError):
-    """A value does not fit the message field it was given for (names the field path)."""
 
 
 def import_interface(type_string: str) -> type:

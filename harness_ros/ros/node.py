@@ -252,6 +252,7 @@ class HarnessNode(LifecycleNode):
         from harness_ros.harness import build_harness
         from harness_ros.model import build_model
         from harness_ros.observation.geometry import Footprint
+        from harness_ros.plugins import model_provider
         from harness_ros.profile import load_embodiment_profile_document_from_config
         from harness_ros.ros.graph_check import check_graph
         from harness_ros.ros.observations import RosObservationSource
@@ -296,7 +297,7 @@ class HarnessNode(LifecycleNode):
                 raise HarnessError(f"ROS graph check failed (strict_graph): {message}")
             self.get_logger().warning(f"ROS graph check: {message}")
         self._check_for_silent_sensors(config)
-        model = build_model(config, allow_unset=True)
+        model = build_model(config, allow_unset=True, providers=model_provider)
         approval = None
         if any(tool.requires_approval for tool in config.tools):
             from harness_ros.ros.approval import RosApprovalProvider
@@ -453,8 +454,12 @@ class HarnessNode(LifecycleNode):
         if kind == "model":
             from harness_ros.evaluation import ModelEvaluator
             from harness_ros.model import build_model
+            from harness_ros.plugins import model_provider
 
-            return ModelEvaluator(build_model(config, model=config.evaluator.model, allow_unset=True))
+            evaluator_model = build_model(
+                config, model=config.evaluator.model, allow_unset=True, providers=model_provider
+            )
+            return ModelEvaluator(evaluator_model)
         from harness_ros.startup import check_evaluator_kind
 
         check_evaluator_kind(config, plugins.evaluators)

@@ -17,13 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness_ros.errors import HarnessError
+from harness_ros.errors import AmbiguousPublisherError
 
 __all__ = ["AmbiguousPublisherError", "NodePublisher", "split_node_name"]
-
-
-class AmbiguousPublisherError(HarnessError):
-    """More than one endpoint on the topic claims to be the harness node."""
 
 
 def split_node_name(fully_qualified: str) -> tuple[str, str]:

@@ -86,7 +86,11 @@ def _mark_names(text: str, names: dict[str, str]) -> tuple[str, list[str]]:
 
     for name in sorted(names, key=len, reverse=True):
         words = r"[\s_-]+".join(re.escape(part) for part in name.split("_"))
-        text = re.sub(rf"(?<![a-z0-9_]){words}(?![a-z0-9_])", lambda _m, n=name: marker(n), text)
+
+        def replace(_match: re.Match[str], name: str = name) -> str:
+            return marker(name)
+
+        text = re.sub(rf"(?<![a-z0-9_]){words}(?![a-z0-9_])", replace, text)
     return text, found
 
 

@@ -120,7 +120,8 @@ class _Camera:
         self.ray_y = ((np.arange(height) + 0.5 - self.cy) / self.fy).astype(np.float32)
 
     def to_camera(self, points: np.ndarray) -> np.ndarray:
-        return (points - self.position) @ self.rotation.T
+        camera: np.ndarray = (points - self.position) @ self.rotation.T
+        return camera
 
     def project(self, cam_points: np.ndarray) -> np.ndarray:
         z = cam_points[:, 2]
@@ -300,7 +301,8 @@ def _cylinder_faces(
     x, y, z = base
     angles = np.linspace(0, 2 * math.pi, _CYLINDER_SIDES, endpoint=False)
     ring = np.stack([x + radius * np.cos(angles), y + radius * np.sin(angles)], axis=1)
-    lighter = tuple(min(255, int(v * 1.15 + 20)) for v in rgb)
+    red, green, blue = (min(255, int(v * 1.15 + 20)) for v in rgb)
+    lighter = (red, green, blue)
     faces = [
         _Face(np.column_stack([ring, np.full(len(ring), z + height)]), np.array([0.0, 0.0, 1.0]), lighter)
     ]

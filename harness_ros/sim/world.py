@@ -433,7 +433,7 @@ class World:
         def driving(f: float) -> Pose2D:
             return Pose2D(start.x + (goal.x - start.x) * f, start.y + (goal.y - start.y) * f, heading)
 
-        stages = (
+        stages: tuple[Stage, ...] = (
             Stage("turning", abs(turn1) / robot.angular_speed, turning(start.yaw, turn1, start.x, start.y)),
             Stage("driving", length / robot.linear_speed, driving),
             Stage("turning", abs(turn2) / robot.angular_speed, turning(heading, turn2, goal.x, goal.y)),
@@ -645,7 +645,7 @@ class World:
             state = self.objects[held]
             state.x, state.y, state.z, state.on = px, py, surface.height, surface_id
             self.holding = None
-            details = {"placed_object_id": held, "distance_m": distance}
+            details: dict[str, float | str] = {"placed_object_id": held, "distance_m": distance}
             return Outcome(True, f"placed {held} on {surface_id}", details)
 
         stages = (Stage("reaching", 0.8), Stage("releasing", 0.3), Stage("retracting", 0.5))

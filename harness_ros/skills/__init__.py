@@ -1,4 +1,5 @@
-"""Skills: a catalog of ``skills/<name>/SKILL.md`` and the per-task load_skill state."""
+"""Skills: a catalog of ``skills/<name>/SKILL.md``, the per-task load_skill state and the
+two built-in skill tools."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from harness_ros.skills.contracts import (
     Skill,
 )
 from harness_ros.skills.session import SkillSession
+from harness_ros.skills.tools import LoadSkillResourceTool, LoadSkillTool, skill_tools
 
 __all__ = [
     "LOAD_SKILL",
@@ -23,8 +25,11 @@ __all__ = [
     "LOAD_SKILL_RESOURCE_SCHEMA",
     "LOAD_SKILL_SCHEMA",
     "MAX_RESOURCE_BYTES",
+    "LoadSkillResourceTool",
+    "LoadSkillTool",
     "Skill",
     "SkillCatalog",
     "SkillSession",
     "load_skill_file",
+    "skill_tools",
 ]

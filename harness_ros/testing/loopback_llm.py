@@ -83,6 +83,8 @@ class LoopbackLLMServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        if isinstance(host, bytes):  # an AF_UNIX-style address type; this server binds AF_INET
+            host = host.decode()
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> LoopbackLLMServer:

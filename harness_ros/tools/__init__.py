@@ -1,5 +1,6 @@
-"""Tools: specs, the result envelope, the registry that validates and runs calls, and
-the built-in skill tools."""
+"""Tools: specs, the result envelope, and the registry that validates and runs calls.
+
+The built-in skill tools are in ``harness_ros.skills`` (skills build on tools, not back)."""
 
 from __future__ import annotations
 
@@ -14,25 +15,14 @@ from harness_ros.tools.contracts import (
 )
 from harness_ros.tools.function_tool import FunctionTool, infer_schema, tool
 from harness_ros.tools.registry import EXPERIENCE_HEADING, ToolRegistry, describe_spec
-from harness_ros.tools.skill_tools import (
-    LOAD_SKILL,
-    LOAD_SKILL_RESOURCE,
-    LoadSkillResourceTool,
-    LoadSkillTool,
-    skill_tools,
-)
 from harness_ros.tools.validation import ArgumentValidator, check_spec
 
 __all__ = [
     "EXPERIENCE_HEADING",
-    "LOAD_SKILL",
-    "LOAD_SKILL_RESOURCE",
     "ArgumentValidator",
     "CancelToken",
     "FeedbackSink",
     "FunctionTool",
-    "LoadSkillResourceTool",
-    "LoadSkillTool",
     "Tool",
     "ToolRegistry",
     "ToolSpec",
@@ -41,7 +31,6 @@ __all__ = [
     "failure",
     "infer_schema",
     "normalize_envelope",
-    "skill_tools",
     "success",
     "tool",
 ]

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from harness_ros.errors import ToolError
+from harness_ros.errors import BindingError
 from harness_ros.tools.contracts import ToolSpec
 
 __all__ = [
@@ -56,10 +56,6 @@ DURATION = "builtin_interfaces/msg/Duration"
 TIME = "builtin_interfaces/msg/Time"
 QUATERNION = "geometry_msgs/msg/Quaternion"
 HEADER = "std_msgs/msg/Header"
-
-
-class BindingError(ToolError):
-    """A binding that does not fit its interface type (names tool and field path)."""
 
 
 @dataclass(frozen=True)
@@ -376,9 +372,9 @@ def _check_arguments(binding: Any, arguments: Mapping[str, Any], fail: Callable[
         if spec.required and spec.default is not None:
             raise fail(where, "a required argument has no default (set required: false)")
     for role in ("distance_argument", "direction_argument"):
-        arg = getattr(binding, role, None)
-        if arg is not None and arg not in arguments:
-            raise fail(role, f"{arg!r} is not one of the arguments ({', '.join(arguments) or 'none'})")
+        named = getattr(binding, role, None)
+        if named is not None and named not in arguments:
+            raise fail(role, f"{named!r} is not one of the arguments ({', '.join(arguments) or 'none'})")
     if binding.distance_argument is not None:
         spec = arguments[binding.distance_argument]
         if spec.type not in ("number", "integer") or spec.unit not in (None, "m"):

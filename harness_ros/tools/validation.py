@@ -112,8 +112,8 @@ class ArgumentValidator:
             return None
         # One problem per argument path is enough for the model to fix the call.
         by_path: dict[str, str] = {}
-        for err in errors:
-            by_path.setdefault(format_path(err.absolute_path), _describe(err))
+        for error in errors:
+            by_path.setdefault(format_path(error.absolute_path), _describe(error))
         details = [f"{path}: {message}" for path, message in by_path.items()]
         shown = "; ".join(details[:_MAX_REPORTED_ERRORS])
         more = len(details) - _MAX_REPORTED_ERRORS
@@ -144,5 +144,5 @@ def _error_order(err: ValidationError) -> tuple[str, str]:
 
 def _describe(err: ValidationError) -> str:
     # jsonschema's messages quote the whole offending value; keep them short for the model.
-    message = err.message
+    message = str(err.message)
     return message if len(message) <= 200 else message[:197] + "..."

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness_ros.errors import HarnessError
+from harness_ros.errors import TrajectoryFormatError
 from harness_ros.trajectory.bounds import MAX_REVISIONS, MAX_STEPS, cap, compact_value
 
 __all__ = [
@@ -49,10 +49,6 @@ ASK_OPERATOR = "ask_operator"
 PHASES = ("started", "acting", "evaluating", "finishing")
 """``started`` at the reset, ``acting`` once the model calls its first tool, ``evaluating``
 while the harness checks the goal, ``finishing`` when the task has ended."""
-
-
-class TrajectoryFormatError(HarnessError, ValueError):
-    """A trajectory file (or object) that is not a trajectory; names the file and field."""
 
 
 def trajectory_status(done_status: str | None) -> str:
@@ -330,7 +326,8 @@ class Trajectory:
     ) -> Trajectory:
         """This trajectory with one more step, bounded like every other."""
         if arguments is not None and not isinstance(arguments, Mapping):
-            msg = f"arguments of {tool!r} must be an object, got {type(arguments).__name__}"
+            # untyped callers (a recording's JSON) can pass anything
+            msg = f"arguments of {tool!r} must be an object, got {type(arguments).__name__}"  # type: ignore[unreachable]
             raise TypeError(msg)
         index = self.steps[-1].index + 1 if self.steps else self.dropped_steps + 1
         step = TrajectoryStep(

@@ -111,7 +111,8 @@ class TrajectoryFold:
     def _on_verdict(self, data: dict[str, Any]) -> None:
         if data.get("scope") == "task":
             return  # the goal check at the end is no tool's verdict
-        verdict = data.get("verdict") if isinstance(data.get("verdict"), dict) else data
+        nested = data.get("verdict")
+        verdict: dict[str, Any] = nested if isinstance(nested, dict) else data
         if self._last_call in self._calls:
             self._calls[self._last_call].verdict = dict(verdict)
 
@@ -164,17 +165,19 @@ class FoldedTask:
     consolidation: dict[str, Any] | None = field(default=None)
 
 
-def fold_events(events: Iterable[Mapping[str, Any] | HarnessEvent]) -> list[FoldedTask]:
+def fold_events(events: Iterable[object]) -> list[FoldedTask]:
     """Fold a recording (event objects or their JSON dicts, several tasks interleaved or
     not) into its tasks, in the order they started. Malformed entries are skipped."""
     folds: dict[str, TrajectoryFold] = {}
     for event in events:
+        kind: Any
+        data: Any
         if isinstance(event, HarnessEvent):
             task_id, kind, data = event.task_id, event.type.value, event.data
         elif isinstance(event, Mapping):
             task_id, kind, data = str(event.get("task_id") or ""), event.get("type"), event.get("data")
         else:
-            continue
+            continue  # a line of events.jsonl that is not an object
         if not task_id or not isinstance(kind, str):
             continue
         if kind == "task_started":

@@ -1,8 +1,9 @@
 """The two built-in skill tools, ``load_skill`` and ``load_skill_resource``.
 
-They are thin wrappers: the skill session (``harness_ros.skills``) owns the rules
+They are thin wrappers: the skill session (``harness_ros.skills.session``) owns the rules
 (declared files only, no path escapes, size bounds, "already loaded") and returns
-envelopes. Each tool exists only when the catalog has something for it to load.
+envelopes. Each tool exists only when the catalog has something for it to load. They live
+with the skills, which build on the tools' contracts (the tools never import the skills).
 """
 
 from __future__ import annotations
@@ -41,8 +42,11 @@ class SkillSessionLike(Protocol):
 class SkillCatalogLike(Protocol):
     """``has_skills`` / ``has_resources`` may be properties or zero-argument methods."""
 
-    has_skills: Any
-    has_resources: Any
+    @property
+    def has_skills(self) -> Any: ...
+
+    @property
+    def has_resources(self) -> Any: ...
 
 
 def _schema(schema: Mapping[str, Any]) -> dict[str, Any]:
