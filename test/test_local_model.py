@@ -250,3 +250,12 @@ def test_decision_stats_tally_a_tasks_events() -> None:
         "tokens 9,330 in (6,100 from the prompt cache), 60 out",
         "calls: 3 made, 1 recovered from text, 1 refused; reminders sent: 1",
     ]
+
+
+def test_a_local_model_path_that_does_not_exist_is_named(tmp_path: Path) -> None:
+    from harness_ros.local_model.serving import local_model_problem
+
+    missing = tmp_path / "mine.gguf"
+    problem = local_model_problem("model.model", f"local/{missing}")
+    # a path of the user's own has no catalog entry: the message names the file, not a crash
+    assert problem == f"model.model 'local/{missing}': the model file {str(missing)!r} does not exist"

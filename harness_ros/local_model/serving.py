@@ -60,13 +60,16 @@ def local_model_problem(key: str, name: str) -> str | None:
         spec, path = spec_or_path(served)
     except ConfigError as err:
         return f"{key} {name!r}: {err}"
-    install = f"`make local-model LOCAL_MODEL={spec.name}` or `harness-ros model install --model {spec.name}`"
-    if spec is None:
+    if spec is None:  # a path to a GGUF file of the user's own
         install = "`make local-model` or `harness-ros model install --runtime-only`"
         if not path.is_file():
             return f"{key} {name!r}: the model file {str(path)!r} does not exist"
-    elif not path.is_file():
-        return f"{key} {name!r}: the local model {spec.name} is not installed ({path}): run {install}"
+    else:
+        install = (
+            f"`make local-model LOCAL_MODEL={spec.name}` or `harness-ros model install --model {spec.name}`"
+        )
+        if not path.is_file():
+            return f"{key} {name!r}: the local model {spec.name} is not installed ({path}): run {install}"
     if not runtime_installed():
         runtime = "xllamacpp (llama.cpp's server) is not installed in this environment"
         return f"{key} {name!r}: {runtime}: run {install}"
