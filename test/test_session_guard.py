@@ -98,7 +98,12 @@ def test_model_chosen_arguments_and_questions_pass_the_guard_too() -> None:
             "data": {
                 "call_id": "2",
                 "tool": "ask_operator",
-                "result": {"success": True, "question": "Approval for give_item: yes?", "answer": "No."},
+                "result": {
+                    "success": True,
+                    "question": "Approval for give_item: yes?",
+                    "answer": "No.",
+                    "answered_by": "operator",  # the ask_operator tool's own result
+                },
             },
         },
         {"type": "done", "task_id": "t", "data": {"status": "completed", "report": "Tidied."}},

@@ -71,7 +71,10 @@ def test_task_event_lines_are_printed_escaped(capsys: pytest.CaptureFixture[str]
         {
             "type": "tool_result",
             "turn": 3,
-            "data": {"tool": "ask_operator", "result": {"success": True, "answer": "red\rblue"}},
+            "data": {
+                "tool": "ask_operator",
+                "result": {"success": True, "answer": "red\rblue", "answered_by": "operator"},
+            },
         },
         {"type": "task_rejected", "data": {"reason": "busy\x1b]0;title\x07"}},
     ]

@@ -49,6 +49,10 @@ QUIET_S = 1.0
 """After the last latched message arrives (or the publisher appears), how long to wait for
 more before answering: latched samples can arrive well after discovery on a loaded host."""
 
+UNHEARD_WAIT_S = 5.0
+"""How long a listing waits for a publisher on the graph that has sent nothing yet (its
+latched samples on their way from a slow participant, or none at all)."""
+
 
 class LatchedTopicClient:
     """Collects ``{<key>: ..., "status": ...}`` messages from ``<harness_node>/<topic>``."""
@@ -122,7 +126,21 @@ class LatchedTopicClient:
                 f"no harness node publishes {self.topic!r} within {self.timeout_s:g} s ({hint})"
             )
         start = time.monotonic()
-        self.spin_until(lambda: time.monotonic() - max(start, self._last_message) > QUIET_S)
+
+        def settled() -> bool:
+            now = time.monotonic()
+            if now - max(start, self._last_message) <= QUIET_S:
+                return False
+            # Every publisher the graph shows has had its latched samples delivered, or
+            # UNHEARD_WAIT_S passed: one without any (nothing pending) must not hold the
+            # listing up, but a slow participant's samples must not be missed either.
+            endpoints = self.node.get_publishers_info_by_topic(self.topic)
+            visible = {bytes(info.endpoint_gid) for info in endpoints}
+            return visible <= set(self._by_publisher) or now - start > UNHEARD_WAIT_S
+
+        self.spin_until(settled)
+        # the pin may have come before discovery found a second endpoint claiming the name
+        self.source.raise_if_ambiguous(recheck=True)
         foreign = self.foreign_count()
         if foreign:
             print(

@@ -55,6 +55,8 @@ class NodePublisher:
         """GIDs of other endpoints that claimed the harness node's name on the topic."""
         self.foreign_messages = 0
         """Messages dropped because another publisher sent them."""
+        self.ambiguous: str | None = None
+        """Why nothing is trusted any more: a second claimant showed up after the pin."""
 
     def claimants(self) -> list[bytes]:
         """GIDs of the topic's publisher endpoints whose node is ``publisher_node``."""
@@ -73,24 +75,47 @@ class NodePublisher:
             return True
         claimants = self.claimants()
         if len(claimants) > 1:
-            raise AmbiguousPublisherError(
-                f"{len(claimants)} publishers on {self.topic} claim to be node {self.publisher_node}: "
-                "cannot tell the harness node's messages from another participant's, so none is "
-                "trusted (on a shared domain, use DDS Security: docs/robot.md, 'Fleets and shared domains')"
-            )
+            raise AmbiguousPublisherError(self._ambiguity(len(claimants)))
         if claimants:
             self.pinned = claimants[0]
         return self.pinned is not None
 
+    def _ambiguity(self, count: int) -> str:
+        return (
+            f"{count} publishers on {self.topic} claim to be node {self.publisher_node}: "
+            "cannot tell the harness node's messages from another participant's, so none is "
+            "trusted (on a shared domain, use DDS Security: docs/robot.md, 'Fleets and shared domains')"
+        )
+
     def accepts(self, info: Any) -> bool:
-        """True when the message of ``info`` came from the pinned endpoint of the harness node."""
+        """True when the message of ``info`` came from the pinned endpoint of the harness node
+        and the graph still shows that endpoint alone under the node's name.
+
+        The pin can come before discovery has found every participant: an impostor seen
+        first would be pinned, and the real node found later. A participant's messages only
+        arrive once its endpoint is discovered, so every message is checked against the graph
+        as it is then; with a second claimant nothing is trusted any more (``ambiguous``)."""
         gid = publisher_gid(info)
-        if gid is not None and self.pinned is not None and gid == self.pinned:
+        claimants = self.claimants()
+        if len(claimants) > 1 and self.ambiguous is None:
+            self.ambiguous = self._ambiguity(len(claimants))
+        if self.ambiguous is None and gid is not None and self.pinned is not None and gid == self.pinned:
             return True
         self.foreign_messages += 1
-        if gid is not None and gid in set(self.claimants()):
+        if gid is not None and gid in set(claimants):
             self.impostors.add(gid)
         return False
+
+    def raise_if_ambiguous(self, *, recheck: bool = False) -> None:
+        """Raise ``AmbiguousPublisherError`` once a second claimant made the messages
+        untrusted; with ``recheck``, look at the graph now (after collecting messages that
+        arrived before their publisher was matched to a node)."""
+        if recheck and self.ambiguous is None:
+            count = len(self.claimants())
+            if count > 1:
+                self.ambiguous = self._ambiguity(count)
+        if self.ambiguous is not None:
+            raise AmbiguousPublisherError(self.ambiguous)
 
     def describe_dropped(self) -> str | None:
         """One line for the operator about dropped messages, or None when there were none."""

@@ -120,6 +120,7 @@ class TaskClient:
                 return False
             # A real wait: it returns as soon as a message or graph change is to be handled.
             self._executor.spin_once(timeout_sec=_SPIN_S)
+            self._source.raise_if_ambiguous()
         return True
 
     # -------------------------------------------------------------- the graph
@@ -214,6 +215,7 @@ class TaskClient:
         """Spin once; True when the task ended (``done``) or was rejected."""
         if self._end is None:
             self._executor.spin_once(timeout_sec=_SPIN_S)
+            self._source.raise_if_ambiguous()
         return self._end is not None
 
     def wait_until_complete(self, timeout_s: float, *, gone: Gone | None = None) -> bool:
