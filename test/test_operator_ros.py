@@ -244,18 +244,26 @@ def test_questions_are_answered_by_the_cli_and_foreign_answers_ignored(
     )
     try:
         assert forger.wait_for_line("published", 30.0), forger.output
-        listed = subprocess.run(
-            [HARNESS_ROS, "answer", "--list"],
-            env=ros_env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert listed.returncode == 0, listed.stderr
-        assert qid in listed.stdout and "Which cup" in listed.stdout
-        assert "q-forged" not in listed.stdout and "knife" not in listed.stdout, listed.stdout
-        assert "did not come from /harness's own publisher" in listed.stderr, listed.stderr
+        # Each listing is a new participant: on a loaded host its discovery of the forger can
+        # come after it has settled on the node's samples (the forger's are then simply not
+        # seen). Forged content must never be listed; the warning must come once they are seen.
+        warned = []
+        for _attempt in range(3):
+            listed = subprocess.run(
+                [HARNESS_ROS, "answer", "--list"],
+                env=ros_env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert listed.returncode == 0, listed.stderr
+            assert qid in listed.stdout and "Which cup" in listed.stdout
+            assert "q-forged" not in listed.stdout and "knife" not in listed.stdout, listed.stdout
+            warned.append(listed.stderr)
+            if "did not come from /harness's own publisher" in listed.stderr:
+                break
+        assert "did not come from /harness's own publisher" in warned[-1], warned
 
         answered = subprocess.run(
             [HARNESS_ROS, "answer", "--id", qid, "--text", "the red one, please"],
