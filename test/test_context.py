@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -90,6 +91,24 @@ def test_builder_puts_observation_last_and_does_not_keep_it() -> None:
     assert builder.set_loaded_skill("body") is True
     assert builder.set_loaded_skill("body") is False
     assert "<loaded_skill>\nbody" in builder.messages()[0]["content"]
+
+
+def test_a_3x3_depth_grid_is_one_line_row_by_row_left_to_right() -> None:
+    from harness_ros.observation.contracts import DEPTH_REGION_NAMES
+
+    regions = tuple(
+        DepthRegion(name, round(0.5 + i / 10, 2), None if name == "bottom-right" else round(1.0 + i / 10, 2))
+        for i, name in enumerate(DEPTH_REGION_NAMES)
+    )
+    observation = replace(_observation(), depth=DepthSummary(regions, 99.9, 0.1, False))
+    text = observation_message(observation)["content"][0]["text"]
+    (line,) = [line for line in text.splitlines() if line.startswith("Depth")]
+    assert line == (
+        "Depth nearest/median m per image region, left to right (age 0.10 s): "
+        "top 0.50/1.00 0.60/1.10 0.70/1.20; middle 0.80/1.30 0.90/1.40 1.00/1.50; "
+        "bottom 1.10/1.60 1.20/1.70 1.30/unknown"
+    )
+    assert "top-left" not in text
 
 
 def test_observation_message_labels_freshness_and_metres() -> None:

@@ -29,8 +29,10 @@ def test_a_text_only_model_gets_no_image_and_the_numbers_in_metres(tmp_path: Pat
     assert all(count_images(request) == 0 for request in model.requests)
     assert "image_url" not in json.dumps(model.requests)
     text = _observation_text(model.requests[0])
-    assert "Views (not shown: this model takes no images" in text
-    assert "- front: 320x240, age 0.10 s" in text
+    # one line: the views are named with their ages, not listed with sizes nobody sees
+    assert "Views not shown (a text-only model; use clearance, depth and tool results): " in text
+    assert "results): front age 0.10 s" in text
+    assert "320x240" not in text
     assert "forward 1.50 m" in text and "left 0.60 m" in text and "age 0.05 s" in text
     observation = of(events, EventType.OBSERVATION)[0].data
     assert observation["images_shown"] is False and "images" not in observation

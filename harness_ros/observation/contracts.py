@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "DEPTH_COLUMNS",
+    "DEPTH_REGION_NAMES",
+    "DEPTH_ROWS",
     "DIRECTIONS",
     "Clearance",
     "DepthRegion",
@@ -22,6 +25,11 @@ __all__ = [
 ]
 
 DIRECTIONS: tuple[str, ...] = ("forward", "left", "backward", "right")
+
+DEPTH_ROWS: tuple[str, ...] = ("top", "middle", "bottom")
+DEPTH_COLUMNS: tuple[str, ...] = ("left", "centre", "right")
+DEPTH_REGION_NAMES: tuple[str, ...] = tuple(f"{row}-{col}" for row in DEPTH_ROWS for col in DEPTH_COLUMNS)
+"""Names of the 3x3 depth regions, row-major, as seen in the image (top-left first)."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,13 @@ import numpy as np
 from rosbags.image import ImageError, compressed_image_to_cvimage, message_to_cvimage
 
 from harness_ros.errors import FrameDecodeError
-from harness_ros.observation.contracts import DIRECTIONS, DepthRegion
+from harness_ros.observation.contracts import (
+    DEPTH_COLUMNS,
+    DEPTH_REGION_NAMES,
+    DEPTH_ROWS,
+    DIRECTIONS,
+    DepthRegion,
+)
 from harness_ros.observation.geometry import (
     DEFAULT_MIN_VALID_FRACTION,
     DEFAULT_MIN_VALID_READINGS,
@@ -57,10 +63,8 @@ __all__ = [
     "summarize_depth_mm",
 ]
 
-_ROWS = ("top", "middle", "bottom")
-_COLUMNS = ("left", "centre", "right")
-DEPTH_REGION_NAMES: tuple[str, ...] = tuple(f"{row}-{col}" for row in _ROWS for col in _COLUMNS)
-"""Names of the 3x3 depth regions, row-major, as seen in the image (top-left first)."""
+_ROWS = DEPTH_ROWS
+_COLUMNS = DEPTH_COLUMNS
 
 DIRECTION_ANGLES_RAD: Mapping[str, float] = {
     "forward": 0.0,

@@ -78,7 +78,7 @@ LOAD_SKILL_RESOURCE_SCHEMA: Mapping[str, Any] = MappingProxyType(
         "properties": {
             "path": {
                 "type": "string",
-                "description": "relative to the skill folder, e.g. checklists/handover.md",
+                "description": "relative to the skill folder",
                 "minLength": 1,
             }
         },

@@ -38,8 +38,8 @@ CLAIMS = ("succeeded", "failed")
 """What the model may claim; ``unverified`` is the harness's word, never the model's."""
 
 FINISH_TASK_DESCRIPTION = (
-    "End the task: your last call, when it is done or cannot be done. outcome 'succeeded' "
-    "only when tool results and verdicts show the goal met, else 'failed'."
+    "Your last call: end the task when it is done or cannot be done. 'succeeded' only when "
+    "results and verdicts show the goal met, else 'failed'."
 )
 FINISH_TASK_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -30,7 +30,7 @@ def describe_spec(spec: ToolSpec) -> str:
     if spec.physical:
         lines.append("Physical: acts on the robot.")
     if spec.base_motion:
-        lines.append("Base motion: the safety filter checks clearance first and may shorten or refuse it.")
+        lines.append("Base motion: the safety filter checks clearance first; may shorten or refuse it.")
     if spec.requires_approval:
         lines.append("Needs operator approval: waits for one, refused without.")
     if spec.evaluated and spec.post_condition:
