@@ -8,7 +8,7 @@ from harness_ros.config import HarnessConfig
 from harness_ros.evaluation import EvaluatorProtocol
 from harness_ros.evaluation.evidence import RobotStateSource
 from harness_ros.harness.loop import Harness
-from harness_ros.hooks import ApprovalHook, ApprovalProvider, BaseMotionSafetyFilter, PreExecutionHook
+from harness_ros.hooks import ApprovalProvider, PreExecutionHook, standard_hooks
 from harness_ros.model.contracts import ChatModel
 from harness_ros.observation.contracts import Clearance, ObservationSource
 from harness_ros.operator import OperatorChannel, Session
@@ -31,16 +31,14 @@ def build_hooks(
     approval: ApprovalProvider | None,
     extra: Sequence[PreExecutionHook] = (),
 ) -> list[PreExecutionHook]:
-    """Approval first (the operator may take a while), then plugin hooks, then the clearance
-    check right before the motion. The safety filter is always there (it passes non-motion
-    tools) and always last: a plugin hook can block or rewrite, never skip it."""
-    hooks: list[PreExecutionHook] = []
-    if any(tool.spec.requires_approval for tool in tools):
-        hooks.append(ApprovalHook(approval, config.safety.approval_timeout_s))
-    hooks.extend(extra)
-    read_clearance = observations.clearance if observations is not None else _no_clearance
-    hooks.append(BaseMotionSafetyFilter(config.safety, read_clearance))
-    return hooks
+    """The configured chain (``hooks.standard_hooks`` says its order and why)."""
+    return standard_hooks(
+        config.safety,
+        observations.clearance if observations is not None else _no_clearance,
+        approval,
+        needs_approval=any(tool.spec.requires_approval for tool in tools),
+        extra=extra,
+    )
 
 
 def build_harness(

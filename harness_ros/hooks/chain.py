@@ -62,11 +62,19 @@ def standard_hooks(
     safety: SafetyConfig,
     read_clearance: Callable[[], Clearance | None],
     approval_provider: ApprovalProvider | None,
+    *,
+    needs_approval: bool = True,
+    extra: Sequence[PreExecutionHook] = (),
 ) -> list[PreExecutionHook]:
-    """The default chain. Approval comes first so that the clearance read happens after the
-    operator's (possibly long) wait, right before the motion; the filter only shortens
-    or blocks what the operator approved."""
-    return [
-        ApprovalHook(approval_provider, safety.approval_timeout_s),
-        BaseMotionSafetyFilter(safety, read_clearance),
-    ]
+    """The one hook chain, in its order: approval first (the operator may take a while, so
+    the clearance is read after the wait, right before the motion), then the plugins'
+    hooks, then the base-motion safety filter. The filter is always there (it passes
+    non-motion tools) and always last: a plugin hook can block or rewrite a call, never
+    skip the filter, and the filter only shortens or blocks what the operator approved.
+    ``needs_approval=False`` (no tool requires approval) leaves the approval hook out."""
+    hooks: list[PreExecutionHook] = []
+    if needs_approval:
+        hooks.append(ApprovalHook(approval_provider, safety.approval_timeout_s))
+    hooks.extend(extra)
+    hooks.append(BaseMotionSafetyFilter(safety, read_clearance))
+    return hooks
