@@ -172,6 +172,7 @@ def test_the_served_qwen_template_shows_the_call_format_in_single_braces_inside_
                 ],
             },
             {"role": "tool", "tool_call_id": "c1", "content": "navigate_to succeeded"},
+            {"role": "user", "content": "# Observation\nclearance 1.2 m"},
         ],
         TOOLS,
     )
@@ -198,8 +199,14 @@ def test_the_served_qwen_template_shows_the_call_format_in_single_braces_inside_
         '<tool_call>\n{"name": "navigate_to", "arguments": {"target": "kitchen"}}\n</tool_call><|im_end|>'
         in prompt
     )
-    assert "<|im_start|>user\n<tool_response>\nnavigate_to succeeded\n</tool_response><|im_end|>" in prompt
-    assert prompt.endswith("<|im_start|>assistant\n")
+    # The tool result and the observation after it are one user turn, ending with a heading
+    # where the reply starts: a separate observation turn made the 1.5B copy the tool
+    # response as its reply (demo, turn 2).
+    assert prompt.endswith(
+        "<|im_start|>user\n<tool_response>\nnavigate_to succeeded\n</tool_response>\n"
+        "# Observation\nclearance 1.2 m\n\n# Your next call<|im_end|>\n<|im_start|>assistant\n"
+    ), prompt[-300:]
+    assert prompt.count("<|im_start|>user") == 2  # the instruction's turn, and this one
 
 
 def test_the_template_is_only_served_for_the_qwen_family() -> None:

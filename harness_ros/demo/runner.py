@@ -125,8 +125,8 @@ def is_local(model: str | None) -> bool:
 
 LOCAL_NODE_PARAMETERS: Mapping[str, str] = {
     "model.api_key_env": LOCAL_KEY_ENV,
-    # A 2-core CPU reads ~30-60 prompt tokens/s: the first decision (~3,000 tokens) takes
-    # 1-2 minutes and more under load. Later decisions reuse llama.cpp's prompt cache.
+    # A 2-core CPU reads ~30-60 prompt tokens/s: the first decision (~1,750 tokens) takes
+    # about a minute, and more under load. Later decisions reuse llama.cpp's prompt cache.
     "model.timeout_s": "900",
     # The served context (16,384 tokens) minus room for the reply: compaction starts before it overflows.
     "model.context_window_tokens": "14000",
@@ -458,7 +458,8 @@ class DemoRunner:
         if self.local:
             self.out(
                 f"  decisions: the local language model {self.options.model!r}, served by llama.cpp on this "
-                "machine (2 threads);\n    its first decision reads a ~3,000-token prompt: minutes on 2 cores"
+                "machine (2 threads);\n    its first decision reads a ~1,750-token prompt: a minute or "
+                "more on 2 cores"
             )
         elif self.scripted:
             self.out(f"  decisions: the {POLICY_LABEL}.")
