@@ -181,3 +181,35 @@ def test_the_model_reads_the_compact_result_and_the_record_keeps_the_envelope(tm
     recorded = trajectory["events"][0]["result"]
     assert recorded["run_id"] == "run-7"
     assert json.dumps(recorded).count("run-7") == 2
+
+
+def test_a_skill_called_as_a_tool_is_told_how_to_load_it() -> None:
+    # The 1.5B, after a failed pick in the demo, wrote {"name": "recover_failed_grasp", ...}:
+    # the Skill Catalog's recover-failed-grasp as if it were a tool.
+    from harness_ros.skills import SkillCatalog
+
+    catalog = SkillCatalog.discover(Path(__file__).resolve().parents[1] / "skills")
+    assert "recover-failed-grasp" in catalog.names
+    problem = "'recover_failed_grasp' is not an offered tool (offered: load_skill, look)"
+    written = ModelReply(
+        text='{"name": "recover_failed_grasp", "arguments": {}}', text_call_problems=(problem,)
+    )
+    model = ScriptedModel([written, reply(call("recover_failed_grasp")), final("Gave up.", "failed")])
+    events = run_all(harness(model, skills=catalog))
+    hint = "'recover_failed_grasp' is a skill, not a tool: call load_skill with name 'recover-failed-grasp'"
+    note = model.requests[1][-1]
+    assert note["role"] == "user" and problem in note["content"] and hint in note["content"]
+    # The same call made natively is refused with the same pointer.
+    (refused,) = tool_contents(model.requests[2])
+    assert refused["success"] is False and hint in refused["reason"]
+    assert done(events).data["finished_by"] == "finish_task"
+
+
+def test_an_unknown_tool_that_is_no_skill_gets_no_skill_hint() -> None:
+    from harness_ros.skills import SkillCatalog
+
+    catalog = SkillCatalog.discover(Path(__file__).resolve().parents[1] / "skills")
+    model = ScriptedModel([reply(call("grab_thing")), final("Gave up.", "failed")])
+    run_all(harness(model, skills=catalog))
+    (refused,) = tool_contents(model.requests[1])
+    assert "unknown tool 'grab_thing'" in refused["reason"] and "is a skill" not in refused["reason"]

@@ -25,6 +25,7 @@ from harness_ros.events import EventType
 from harness_ros.hooks import HookAction, HookDecision, PreExecutionHook, blocking_decision, run_hooks
 from harness_ros.model.contracts import ToolCall
 from harness_ros.observation.contracts import Observation, ObservationSource
+from harness_ros.skills.contracts import LOAD_SKILL
 from harness_ros.tools import CancelToken, ToolRegistry, ToolSpec, failure, normalize_envelope
 
 __all__ = ["REFUSAL_KINDS", "CallOutcome", "ToolCallRunner"]
@@ -65,6 +66,19 @@ class CallOutcome:
     """One of ``REFUSAL_KINDS`` when the call was refused before it ran, else None."""
 
 
+def skill_hint(name: str, skill_names: Sequence[str]) -> str | None:
+    """What to say when a model calls a skill by name as if it were a tool.
+
+    Small models do this (the 1.5B called ``recover_failed_grasp`` after a failed pick,
+    from the Skill Catalog's ``recover-failed-grasp``): the refusal then names the tool
+    that reads the skill instead of leaving the model to guess again."""
+    key = name.strip().lower().replace("_", "-")
+    for skill in skill_names:
+        if skill.lower() == key:
+            return f"{name!r} is a skill, not a tool: call {LOAD_SKILL} with name {skill!r} to read it"
+    return None
+
+
 class ToolCallRunner:
     """Runs tool calls for one harness; stateless between calls except the gate."""
 
@@ -76,8 +90,10 @@ class ToolCallRunner:
         gate: EvaluationGate | None,
         observations: ObservationSource | None,
         post_execution_wait_s: float,
+        skill_names: Sequence[str] = (),
     ) -> None:
         self._registry = registry
+        self._skill_names = tuple(skill_names)
         self._hooks = tuple(hooks)
         self._gate = gate
         self._observations = observations
@@ -87,7 +103,8 @@ class ToolCallRunner:
         """Why the call is malformed (for the model), or None."""
         if self._registry.get(call.name) is None:
             known = ", ".join(self._registry.names()) or "none"
-            return f"unknown tool {call.name!r}; known tools: {known}"
+            hint = skill_hint(call.name, self._skill_names)
+            return f"unknown tool {call.name!r}; known tools: {known}" + (f"; {hint}" if hint else "")
         if call.arguments is None:
             snippet = call.arguments_json[:200]
             return f"arguments of {call.name!r} are not a JSON object: {snippet!r}"

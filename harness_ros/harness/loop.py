@@ -133,6 +133,7 @@ class Harness:
             gate=self.gate,
             observations=observations,
             post_execution_wait_s=post_execution_wait_s,
+            skill_names=skills.names if skills is not None else (),
         )
         self.last_run_dir: Path | None = None
         self._lock = threading.Lock()

@@ -43,7 +43,7 @@ from harness_ros.context import (
 )
 from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
-from harness_ros.harness.calls import CallOutcome
+from harness_ros.harness.calls import CallOutcome, skill_hint
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
 from harness_ros.observation.contracts import FirstFrameSource, Observation
 from harness_ros.tools import CancelToken, failure
@@ -385,7 +385,8 @@ class TaskRunner:
                 f"last reply: {_preview(text)!r}",
                 report=text,
             )
-        note = reminder_text(reply.text_call_problems, self._text_replies, limit)
+        skills = self._h.skills.names if self._h.skills is not None else ()
+        note = reminder_text(_with_skill_hints(reply.text_call_problems, skills), self._text_replies, limit)
         builder.history.add_assistant({"role": "assistant", "content": text})
         builder.history.add(EntryKind.HARNESS, {"role": "user", "content": note})
         yield self._emit(
@@ -558,6 +559,21 @@ def is_operator_question(text: str) -> bool:
     if not lines or lines[-1].startswith(("{", "[", "<")):
         return False
     return _QUESTION_END.search(lines[-1]) is not None
+
+
+_NOT_OFFERED = re.compile(r"^'([^']+)' is not an offered tool")
+
+
+def _with_skill_hints(problems: Sequence[str], skill_names: Sequence[str]) -> list[str]:
+    """Each text-call problem, a skill called as a tool followed by how to load it."""
+    out = []
+    for problem in problems:
+        out.append(problem)
+        match = _NOT_OFFERED.match(problem)
+        hint = skill_hint(match.group(1), skill_names) if match else None
+        if hint:
+            out.append(hint)
+    return out
 
 
 def reminder_text(problems: Sequence[str], number: int, limit: int) -> str:
