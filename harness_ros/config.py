@@ -127,6 +127,15 @@ class ModelConfig(_Model):
         "on: always (e.g. a gateway that forwards them to Claude); off: never.",
     )
 
+    json_mode: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="JSON mode (response_format json_object) on the harness's own JSON requests "
+        "(consolidation, ledger summaries, compaction, the model evaluator). auto: on, except for an "
+        "OpenAI-compatible server on this machine (api_base on localhost): llama.cpp enforces JSON mode "
+        "with a grammar and its server can abort on one; the harness reads the JSON from the reply's "
+        "text either way. on: always; off: never.",
+    )
+
     vision: Literal["auto", "true", "false"] = Field(
         default="auto",
         description="Whether the model takes images. auto: litellm's capability data (supports_vision); "

@@ -122,6 +122,39 @@ def test_json_mode_sends_response_format_and_parses_fenced_reply(monkeypatch: py
     assert "response_format" not in seen[1]
 
 
+@pytest.mark.parametrize(
+    ("name", "api_base", "setting", "sent"),
+    [
+        ("openai/gpt-4o-mini", None, "auto", True),
+        ("openai/qwen2.5-coder-1.5b-instruct", "http://127.0.0.1:44379/v1", "auto", False),
+        ("hosted_vllm/qwen", "http://localhost:8000/v1", "auto", False),
+        ("openai/qwen", "https://models.example.com/v1", "auto", True),
+        ("ollama_chat/qwen2.5-coder:1.5b", "http://localhost:11434", "auto", True),
+        ("openai/qwen", "http://127.0.0.1:8080/v1", "on", True),
+        ("openai/gpt-4o-mini", None, "off", False),
+    ],
+)
+def test_json_mode_is_not_sent_to_an_openai_compatible_server_on_this_machine(
+    name: str, api_base: str | None, setting: Any, sent: bool
+) -> None:
+    # llama.cpp's server aborted on the JSON grammar during the demo's consolidation
+    # (llama-grammar.cpp: fatal error), and was gone for the rest of the demo.
+    model = LiteLLMModel(name, api_base=api_base, json_mode=setting)
+    assert model.sends_json_mode is sent
+    request = model._request([system("consolidate")], None, True)
+    assert ("response_format" in request) is sent
+    assert "response_format" not in model._request([system("decide")], None, False)
+
+
+def test_json_mode_comes_from_the_config() -> None:
+    from harness_ros.config import ModelConfig
+
+    config = ModelConfig(model="openai/gpt-4o-mini", json_mode="off")
+    assert LiteLLMModel.from_config(config).sends_json_mode is False
+    with pytest.raises(ValueError, match="json_mode must be"):
+        LiteLLMModel("openai/gpt-4o-mini", json_mode="sometimes")  # type: ignore[arg-type]
+
+
 def test_json_mode_falls_back_silently_when_provider_rejects_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import litellm
 
@@ -233,6 +266,13 @@ def test_connection_refused_is_an_llm_error() -> None:
         model.complete([system("decide")])
 
 
+def test_a_server_on_this_machine_gets_json_requests_without_json_mode_over_http() -> None:
+    with LoopbackLLMServer(['Here it is: {"summary": "ok"}']) as server:
+        assert complete_json(loopback_model(server), [system("summarize")]) == {"summary": "ok"}
+    (request,) = server.requests
+    assert "response_format" not in request
+
+
 def test_model_consolidator_end_to_end_over_http(tmp_path: Path) -> None:
     consolidation = {
         "memory_entries": [
@@ -258,7 +298,9 @@ def test_model_consolidator_end_to_end_over_http(tmp_path: Path) -> None:
         json.dumps({"summary": "Grasp by the handle."}),
     ]
     with LoopbackLLMServer(replies) as server:
-        memory = FileMemory(tmp_path, consolidator=ModelMemoryConsolidator(loopback_model(server)))
+        # The loopback stands in for a hosted provider here: JSON mode on, as auto sends it there.
+        model = loopback_model(server, json_mode="on")
+        memory = FileMemory(tmp_path, consolidator=ModelMemoryConsolidator(model))
         memory.start_task("bring the mug and keep the completion report concise")
         memory.record_tool_result(
             "pick_object",

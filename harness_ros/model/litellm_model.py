@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from harness_ros.errors import HarnessError, LLMError
 from harness_ros.model.contracts import ChatModel, ModelReply, ToolCall, Usage, count_images
+from harness_ros.model.endpoints import served_on_this_machine
 from harness_ros.model.json_parsing import parse_json_loose
 from harness_ros.model.text_calls import recover_text_calls
 
@@ -63,6 +64,7 @@ providers) where a model is built, so this adapter never imports the plugins' la
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 PromptCache = Literal["auto", "on", "off"]
+JsonMode = Literal["auto", "on", "off"]
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 """litellm's cache breakpoint marker (Anthropic ``cache_control``)."""
 _CLAUDE_HOSTS = frozenset({"bedrock", "vertex_ai", "vertex_ai_beta"})
@@ -301,6 +303,7 @@ class LiteLLMModel:
         sleep: Callable[[float], None] = time.sleep,
         prompt_cache: PromptCache = "auto",
         providers: ProviderLookup | None = None,
+        json_mode: JsonMode = "auto",
     ) -> None:
         if not model or not model.strip():
             raise LLMError("Model string is empty")
@@ -323,6 +326,20 @@ class LiteLLMModel:
         self._markers: bool | None = None
         self._providers = providers
         """Where a custom provider prefix (``harness_demo/``) finds its plugin; None: nowhere."""
+        if json_mode not in ("auto", "on", "off"):
+            raise ValueError(f"json_mode must be 'auto', 'on' or 'off', got {json_mode!r}")
+        self.json_mode: JsonMode = json_mode
+
+    @property
+    def sends_json_mode(self) -> bool:
+        """Whether a JSON request carries ``response_format`` (``model.json_mode``): auto is
+        yes but for an OpenAI-compatible server on this machine. llama.cpp enforces JSON mode
+        with a grammar, and its server aborted on one (``llama-grammar.cpp: fatal error``)
+        during the demo's consolidation with the 1.5B, gone for the rest of the demo; the
+        harness reads JSON from the reply's text either way."""
+        if self.json_mode != "auto":
+            return self.json_mode == "on"
+        return not served_on_this_machine(self.name, self.api_base)
 
     @classmethod
     def from_config(cls, cfg: ModelConfig, *, model: str | None = None, **kwargs: Any) -> LiteLLMModel:
@@ -341,6 +358,7 @@ class LiteLLMModel:
             "temperature": cfg.temperature,
             "max_tokens": cfg.max_tokens,
             "prompt_cache": cfg.prompt_cache,
+            "json_mode": cfg.json_mode,
         }
         # Callers may override a setting (check --online makes one attempt, no retries).
         settings.update(kwargs)
@@ -378,7 +396,7 @@ class LiteLLMModel:
         }
         if tools:
             request["tools"] = tools
-        if json_mode:
+        if json_mode and self.sends_json_mode:
             request["response_format"] = {"type": "json_object"}
         for key, value in (
             ("api_base", self.api_base),

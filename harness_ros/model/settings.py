@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from harness_ros.errors import ConfigError, LLMError
 from harness_ros.local_model.catalog import LOCAL_PREFIX
 from harness_ros.model.contracts import ChatModel, ModelReply
+from harness_ros.model.endpoints import served_on_this_machine
 from harness_ros.model.litellm_model import DEMO_PREFIX, import_litellm
 
 if TYPE_CHECKING:
@@ -56,7 +57,6 @@ SIM_INTERFACE_PACKAGE = "harness_sim_msgs"
 REPLAY_PREFIX = "replay/"
 """``replay/<path to a recording.jsonl>`` selects ``ReplayModel`` (relative paths: cwd)."""
 _OLLAMA_PROVIDERS = frozenset({"ollama", "ollama_chat"})
-_OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm", "llamafile", "lm_studio", "openai_like"})
 _OLLAMA_DEFAULT_BASE = "http://localhost:11434"
 
 
@@ -91,18 +91,6 @@ class UnconfiguredModel:
         raise LLMError(NO_MODEL_MESSAGE)
 
 
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})  # noqa: S104 - names, no binding
-
-
-def _local_api_base(api_base: str | None) -> bool:
-    if not api_base:
-        return False
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(api_base).hostname or "").lower()
-    return host in _LOCAL_HOSTS or host.startswith("127.")
-
-
 def model_takes_images(config: ModelConfig, name: str | None) -> bool:
     """Whether the harness may send images to model ``name`` (``model.vision``).
 
@@ -117,8 +105,7 @@ def model_takes_images(config: ModelConfig, name: str | None) -> bool:
         return False
     if name.startswith((DEMO_PREFIX, REPLAY_PREFIX)):
         return True
-    provider = name.split("/", 1)[0] if "/" in name else ""
-    if provider in _OPENAI_COMPATIBLE and _local_api_base(config.api_base):
+    if served_on_this_machine(name, config.api_base):
         return False
     try:
         litellm = import_litellm()
