@@ -29,6 +29,7 @@ from harness_ros.demo.scenarios import DEMO_TASKS, DemoTask
 from harness_ros.errors import HarnessError
 from harness_ros.local_model.catalog import LOCAL_PREFIX
 from harness_ros.local_model.server import KEY_ENV as LOCAL_KEY_ENV
+from harness_ros.local_model.serving import LOCAL_MODEL_DEFAULTS
 from harness_ros.ros.children import (
     ROS_ENV_KEYS,
     STOP_WAIT_S,
@@ -132,6 +133,8 @@ LOCAL_NODE_PARAMETERS: Mapping[str, str] = {
     "model.context_window_tokens": "14000",
     # Greedy decoding: a small model's tool calls are most often well-formed this way, and runs repeat.
     "model.temperature": "0.0",
+    # A bound on each reply (llama.cpp generates until the context is full otherwise).
+    "model.max_tokens": str(LOCAL_MODEL_DEFAULTS["max_tokens"]),
 }
 """Node parameters for a model the demo serves itself (``local/...``)."""
 

@@ -30,12 +30,17 @@ LOCAL_MODEL_DEFAULTS: dict[str, float] = {
     "context_window_tokens": 14_000,
     # Greedy decoding: a small model's calls are most often well-formed this way, and runs repeat.
     "temperature": 0.0,
+    # A bound on each reply: without one the 1.5B once wrote past ten minutes after a call
+    # (llama.cpp generates until the context is full), where a call takes under 100 tokens
+    # and a consolidation's JSON well under 1,000.
+    "max_tokens": 1024,
 }
 """What replaces a model setting left at its hosted-model default (60 s, 128,000 tokens, none)."""
 _HOSTED_DEFAULTS: dict[str, float | None] = {
     "timeout_s": 60.0,
     "context_window_tokens": 128_000,
     "temperature": None,
+    "max_tokens": None,
 }
 
 
