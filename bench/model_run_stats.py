@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
+
+from harness_ros.demo.model_stats import decision_stats
 
 
 def task_folders(paths: list[Path]) -> list[Path]:
@@ -33,67 +34,49 @@ def task_folders(paths: list[Path]) -> list[Path]:
 
 
 def task_stats(folder: Path) -> dict[str, Any]:
-    """The figures of one task from its events (a line that is not JSON is skipped)."""
+    """The figures of one task from its events (a line that is not JSON is skipped).
+
+    Decisions, their times, calls, recoveries, refusals, reminders and tokens are the
+    demo's own tally (``harness_ros.demo.model_stats``); this adds the task's end, its
+    empty replies and the cached share of the later prompts."""
     events = []
     for line in (folder / "events.jsonl").read_text(encoding="utf-8").splitlines():
         try:
             events.append(json.loads(line))
         except ValueError:
             continue
-    decisions: list[float] = []
-    prompt_tokens: list[int] = []
-    cached_tokens: list[int] = []
-    calls = recovered = empty = 0
-    asked_at: float | None = None
-    model = None
-    done: dict[str, Any] = {}
-    reminders = 0
-    instruction = ""
-    for event in events:
-        kind, data = event.get("type"), event.get("data") or {}
-        if kind == "task_started":
-            instruction = str(data.get("instruction") or "")
-        elif kind == "observation":
-            asked_at = event.get("time")
-        elif kind == "model_response":
-            model = data.get("model") or model
-            if asked_at is not None and event.get("time") is not None:
-                decisions.append(float(event["time"]) - float(asked_at))
-            asked_at = None
-            usage = data.get("usage") or {}
-            prompt_tokens.append(int(usage.get("prompt_tokens") or 0))
-            cached_tokens.append(int(usage.get("cached_prompt_tokens") or 0))
-            tool_calls = data.get("tool_calls") or []
-            calls += len(tool_calls)
-            recovered += sum(1 for call in tool_calls if call.get("recovered_from_text"))
-            if not tool_calls and not str(data.get("text") or "").strip():
-                empty += 1
-        elif kind == "reminder":
-            reminders += 1
-        elif kind == "done":
-            done = data
-    later = decisions[1:]
+    stats = decision_stats(events)
+    replies = [e.get("data") or {} for e in events if e.get("type") == "model_response"]
+    started = next((e.get("data") or {} for e in events if e.get("type") == "task_started"), {})
+    done = next((e.get("data") or {} for e in events if e.get("type") == "done"), {})
+    empty = sum(1 for r in replies if not r.get("tool_calls") and not str(r.get("text") or "").strip())
+    first_cached = int(((replies[0].get("usage") or {}) if replies else {}).get("cached_prompt_tokens") or 0)
+    later_prompt = stats.prompt_tokens - stats.first_prompt_tokens
+    later = stats.seconds[1:]
     verdict = done.get("goal_verdict") or {}
     return {
         "task": folder.name,
-        "instruction": instruction,
-        "model": model,
-        "decisions": len(decisions),
-        "calls": calls,
-        "recovered_from_text": recovered,
+        "instruction": str(started.get("instruction") or ""),
+        "model": next((r.get("model") for r in replies if r.get("model")), None),
+        "decisions": stats.decisions,
+        "calls": stats.calls,
+        "recovered_from_text": stats.recovered,
+        "refused": stats.refused,
         "empty_replies": empty,
-        "reminders": reminders,
+        "reminders": stats.reminders,
         "status": done.get("status"),
         "outcome": done.get("outcome"),
         "finished_by": done.get("finished_by"),
         "reason": done.get("reason") or "",
         "ground_truth": verdict.get("status"),
-        "first_decision_s": round(decisions[0], 1) if decisions else None,
-        "later_decision_median_s": round(statistics.median(later), 1) if later else None,
+        "first_decision_s": round(stats.first_s, 1) if stats.first_s is not None else None,
+        "later_decision_median_s": round(stats.later_median_s, 1)
+        if stats.later_median_s is not None
+        else None,
         "later_decision_range_s": [round(min(later), 1), round(max(later), 1)] if later else None,
-        "first_prompt_tokens": prompt_tokens[0] if prompt_tokens else None,
+        "first_prompt_tokens": stats.first_prompt_tokens if stats.decisions else None,
         "later_cached_share": (
-            round(sum(cached_tokens[1:]) / sum(prompt_tokens[1:]), 2) if sum(prompt_tokens[1:]) else None
+            round((stats.cached_prompt_tokens - first_cached) / later_prompt, 2) if later_prompt > 0 else None
         ),
         "elapsed_s": done.get("elapsed_s"),
     }
