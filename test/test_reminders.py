@@ -190,10 +190,13 @@ def test_a_skill_called_as_a_tool_is_told_how_to_load_it() -> None:
 
     catalog = SkillCatalog.discover(Path(__file__).resolve().parents[1] / "skills")
     assert "recover-failed-grasp" in catalog.names
-    problem = "'recover_failed_grasp' is not an offered tool (offered: load_skill, look)"
-    written = ModelReply(
-        text='{"name": "recover_failed_grasp", "arguments": {}}', text_call_problems=(problem,)
-    )
+    # The problem exactly as the model adapter's text-call recovery words it.
+    from harness_ros.model.text_calls import recover_text_calls
+
+    text = '{"name": "recover_failed_grasp", "arguments": {}}'
+    offered = [{"type": "function", "function": {"name": "look", "parameters": {"type": "object"}}}]
+    (problem,) = recover_text_calls(text, offered).problems
+    written = ModelReply(text=text, text_call_problems=(problem,))
     model = ScriptedModel([written, reply(call("recover_failed_grasp")), final("Gave up.", "failed")])
     events = run_all(harness(model, skills=catalog))
     hint = "'recover_failed_grasp' is a skill, not a tool: call load_skill with name 'recover-failed-grasp'"

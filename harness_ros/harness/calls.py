@@ -28,7 +28,7 @@ from harness_ros.observation.contracts import Observation, ObservationSource
 from harness_ros.skills.contracts import LOAD_SKILL
 from harness_ros.tools import CancelToken, ToolRegistry, ToolSpec, failure, normalize_envelope
 
-__all__ = ["REFUSAL_KINDS", "CallOutcome", "ToolCallRunner"]
+__all__ = ["REFUSAL_KINDS", "CallOutcome", "ToolCallRunner", "skill_hint"]
 
 logger = logging.getLogger(__name__)
 

@@ -45,6 +45,7 @@ from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
 from harness_ros.harness.calls import CallOutcome, skill_hint
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
+from harness_ros.model.text_calls import not_offered_name
 from harness_ros.observation.contracts import FirstFrameSource, Observation
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
@@ -561,16 +562,13 @@ def is_operator_question(text: str) -> bool:
     return _QUESTION_END.search(lines[-1]) is not None
 
 
-_NOT_OFFERED = re.compile(r"^'([^']+)' is not an offered tool")
-
-
 def _with_skill_hints(problems: Sequence[str], skill_names: Sequence[str]) -> list[str]:
     """Each text-call problem, a skill called as a tool followed by how to load it."""
     out = []
     for problem in problems:
         out.append(problem)
-        match = _NOT_OFFERED.match(problem)
-        hint = skill_hint(match.group(1), skill_names) if match else None
+        name = not_offered_name(problem)
+        hint = skill_hint(name, skill_names) if name is not None else None
         if hint:
             out.append(hint)
     return out

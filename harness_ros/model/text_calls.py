@@ -33,7 +33,7 @@ from typing import Any
 
 from harness_ros.model.contracts import ToolCall
 
-__all__ = ["TextCallRecovery", "recover_text_calls"]
+__all__ = ["TextCallRecovery", "not_offered_name", "recover_text_calls"]
 
 _TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _ECHOED_RESULT = re.compile(r"<tool_response>.*?(?:</tool_response>|\Z)", re.DOTALL)
@@ -41,6 +41,14 @@ _FENCED = re.compile(r"```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n(.*?)```", re.DO
 _ARGUMENT_KEYS = ("arguments", "parameters")
 _MAX_TEXT_CHARS = 200_000
 """Longer replies are not scanned (no model writes a call that long)."""
+_NOT_OFFERED = " is not an offered tool"
+_NOT_OFFERED_PROBLEM = re.compile(r"^'([^']+)'" + re.escape(_NOT_OFFERED))
+
+
+def not_offered_name(problem: str) -> str | None:
+    """The tool name of a ``text_call_problems`` entry that names no offered tool, else None."""
+    match = _NOT_OFFERED_PROBLEM.match(problem)
+    return match.group(1) if match else None
 
 
 @dataclass(frozen=True)
@@ -195,7 +203,7 @@ def _as_call(value: Any, schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[
     schema = schemas.get(name)
     if schema is None:
         offered = ", ".join(sorted(schemas)) or "none"
-        return f"{name!r} is not an offered tool (offered: {offered})"
+        return f"{name!r}{_NOT_OFFERED} (offered: {offered})"
     problem = _schema_problem(schema, arguments)
     if problem is not None:
         return f"{name!r}: invalid arguments: {problem}"
