@@ -80,6 +80,11 @@ class NodePublisher:
             self.pinned = claimants[0]
         return self.pinned is not None
 
+    def _note_claimants(self, count: int) -> None:
+        """Once a second endpoint claims the node's name, nothing is trusted any more."""
+        if count > 1 and self.ambiguous is None:
+            self.ambiguous = self._ambiguity(count)
+
     def _ambiguity(self, count: int) -> str:
         return (
             f"{count} publishers on {self.topic} claim to be node {self.publisher_node}: "
@@ -97,8 +102,7 @@ class NodePublisher:
         as it is then; with a second claimant nothing is trusted any more (``ambiguous``)."""
         gid = publisher_gid(info)
         claimants = self.claimants()
-        if len(claimants) > 1 and self.ambiguous is None:
-            self.ambiguous = self._ambiguity(len(claimants))
+        self._note_claimants(len(claimants))
         if self.ambiguous is None and gid is not None and self.pinned is not None and gid == self.pinned:
             return True
         self.foreign_messages += 1
@@ -111,9 +115,7 @@ class NodePublisher:
         untrusted; with ``recheck``, look at the graph now (after collecting messages that
         arrived before their publisher was matched to a node)."""
         if recheck and self.ambiguous is None:
-            count = len(self.claimants())
-            if count > 1:
-                self.ambiguous = self._ambiguity(count)
+            self._note_claimants(len(self.claimants()))
         if self.ambiguous is not None:
             raise AmbiguousPublisherError(self.ambiguous)
 
