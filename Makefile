@@ -24,12 +24,12 @@ venv: $(STAMP)
 
 # The first install downloads about 1 GB: pip prints what it collects and installs, so
 # progress shows (no --quiet there).
-$(STAMP): requirements.txt constraints.txt setup.py
+$(STAMP): requirements.txt constraints.txt setup.py sim/setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "installing the Python and ROS 2 packages into $(VENV) (about 1 GB the first time)"
 	$(BIN)/python -m pip install --progress-bar on -r requirements.txt -c constraints.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip install --quiet --no-deps -e . -e sim
 	@touch $@
 
 # What the demo runs: harness_sim_msgs only.
@@ -64,16 +64,16 @@ check: $(STAMP)
 	$(BIN)/harness-ros check --config config/example.yaml
 
 lint: $(STAMP)
-	$(BIN)/ruff check harness_ros test launch bench scripts setup.py
-	$(BIN)/ruff format --check harness_ros test launch bench scripts setup.py
+	$(BIN)/ruff check harness_ros sim test launch bench scripts setup.py
+	$(BIN)/ruff format --check harness_ros sim test launch bench scripts setup.py
 
 # mypy --strict on the core (what and how: [tool.mypy] in pyproject.toml).
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
 format: $(STAMP)
-	$(BIN)/ruff format harness_ros test launch bench scripts setup.py
-	$(BIN)/ruff check --fix harness_ros test launch bench scripts setup.py
+	$(BIN)/ruff format harness_ros sim test launch bench scripts setup.py
+	$(BIN)/ruff check --fix harness_ros sim test launch bench scripts setup.py
 
 # pytest exits 5 when it collected no test: that is a failure here too.
 test: $(STAND_IN_STAMP) lint typecheck test-model

@@ -23,7 +23,7 @@ def tree(folder: str) -> list[tuple[str, list[str]]]:
 setup(
     name=PACKAGE,
     version="0.1.0",
-    packages=find_packages(exclude=["test", "test.*"]),
+    packages=find_packages(exclude=["test", "test.*", "sim", "sim.*"]),
     package_data={PACKAGE: ["py.typed", "local_model/templates/*.jinja"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
@@ -33,8 +33,6 @@ setup(
         *tree("profiles"),
         *tree("skills"),
         *tree("memory"),
-        *tree("worlds"),
-        *tree("models"),
     ],
     install_requires=["setuptools"],
     zip_safe=False,
@@ -46,13 +44,6 @@ setup(
         "console_scripts": [
             "harness-ros = harness_ros.cli:main",
             "harness_node = harness_ros.ros.node:main",
-            "sim_robot = harness_ros.ros.sim.node:main",
-            "gz_manipulation = harness_ros.ros.gz.node:main",
-        ],
-        # The package's own simulated robot plugs in like a user's code would.
-        "harness_ros.plugins": [
-            "demo = harness_ros.demo.plugin:register",
-            "sim = harness_ros.ros.sim.plugin:register",
         ],
     },
 )

@@ -6,7 +6,7 @@ A real Harness (real FileMemory with 1,000 MEMORY.md entries and 30 tool-experie
 ledgers, a SkillCatalog of 200 skills, 30 tools) runs a synthesised task: each turn the
 model calls the next tool, the harness writes Task Notes (a notes snapshot joins the
 history when they change) and observes the simulator's apartment through the front,
-torso and wrist cameras (640x480 frames from harness_ros.sim, fitted to the default
+torso and wrist cameras (640x480 frames from harness_ros_sim.sim, fitted to the default
 320x240 pixel budget and JPEG-encoded at the default quality 80, as the node does), the
 robot turning a little between turns so every frame is new.
 
@@ -49,10 +49,10 @@ from harness_ros.model.contracts import ModelReply, ToolCall, count_images
 from harness_ros.model.litellm_model import import_litellm
 from harness_ros.observation.contracts import Clearance, Observation, ViewImage
 from harness_ros.observation.pipeline import encode_jpeg, fit_to_budget
-from harness_ros.sim import World
-from harness_ros.sim.render import Renderer
-from harness_ros.sim.spec import apartment_spec
 from harness_ros.skills import SkillCatalog
+from harness_ros_sim.sim import World
+from harness_ros_sim.sim.render import Renderer
+from harness_ros_sim.sim.spec import apartment_spec
 
 GOAL = 90.0
 PIXEL_BUDGET = 320 * 240

@@ -67,8 +67,8 @@ def measure(duration_s: float, qos_name: str, env: dict[str, str]) -> dict[str, 
     from rclpy.executors import MultiThreadedExecutor
     from sensor_msgs.msg import Image
 
-    from harness_ros.demo.runner import sim_command
     from harness_ros.ros.qos import qos_for
+    from harness_ros_sim.demo.runner import sim_command
 
     sim = subprocess.Popen(
         sim_command(2.0), cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness_ros.demo.model_stats import decision_stats
+from harness_ros_sim.demo.model_stats import decision_stats
 
 
 def task_folders(paths: list[Path]) -> list[Path]:
@@ -37,7 +37,7 @@ def task_stats(folder: Path) -> dict[str, Any]:
     """The figures of one task from its events (a line that is not JSON is skipped).
 
     Decisions, their times, calls, recoveries, refusals, reminders and tokens are the
-    demo's own tally (``harness_ros.demo.model_stats``); this adds the task's end, its
+    demo's own tally (``harness_ros_sim.demo.model_stats``); this adds the task's end, its
     empty replies and the cached share of the later prompts."""
     events = []
     for line in (folder / "events.jsonl").read_text(encoding="utf-8").splitlines():

@@ -2,7 +2,9 @@
 
 Each sub-command lives in its own module under ``harness_ros.commands`` and exposes
 ``register(subparsers)``; the parser is assembled by discovering those modules, so a
-new command never edits this file. Handlers take the parsed args and return an int.
+new command never edits this file. An installed package adds commands the same way,
+through the ``harness_ros.commands`` entry-point group (the repository's simulated-robot
+package adds three this way): the command line never imports such a package. Handlers take the parsed args and return an int.
 User errors (``HarnessError``) print one ``error:`` line and exit 1, no traceback.
 Arguments after ``--ros-args`` are kept for ROS (``args.ros_args``).
 """
@@ -14,12 +16,48 @@ import importlib
 import logging
 import pkgutil
 import sys
+from importlib import metadata
+from types import ModuleType
 
 from harness_ros import __version__
 from harness_ros.errors import HarnessError
 from harness_ros.terminal import terminal_safe
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMAND_ENTRY_POINTS", "build_parser", "main"]
+
+COMMAND_ENTRY_POINTS = "harness_ros.commands"
+"""Entry-point group of the sub-commands other packages add: ``name = package.module``."""
+
+
+def _command_modules() -> list[tuple[str, ModuleType | str]]:
+    """(name, module) of every sub-command, the package's own and the installed ones, by name.
+
+    An installed command that cannot be imported stays listed, as the reason (a string):
+    a broken optional package costs its own commands, never the whole command line."""
+    from harness_ros import commands
+
+    found: dict[str, ModuleType | str] = {
+        info.name: importlib.import_module(f"harness_ros.commands.{info.name}")
+        for info in pkgutil.iter_modules(commands.__path__)
+        if not info.name.startswith("_")
+    }
+    for entry in metadata.entry_points(group=COMMAND_ENTRY_POINTS):
+        if entry.name in found:
+            continue  # the harness's own command keeps its name
+        try:
+            found[entry.name] = importlib.import_module(entry.value)
+        except Exception as err:  # noqa: BLE001  a broken installed package: its command says so
+            found[entry.name] = (
+                f"cannot load {entry.value!r} ({entry.dist.name if entry.dist else '?'}): {err}"
+            )
+    return sorted(found.items())
+
+
+def _broken_command(sub: argparse._SubParsersAction, name: str, reason: str) -> None:  # type: ignore[type-arg]
+    def handler(_args: argparse.Namespace) -> int:
+        raise HarnessError(f"command {name!r}: {reason}")
+
+    sub.add_parser(name, help=f"(unavailable: {reason})").set_defaults(handler=handler)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,13 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"harness-ros {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from harness_ros import commands
-
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"harness_ros.commands.{info.name}")
-        module.register(sub)
+    for name, module in _command_modules():
+        if isinstance(module, str):
+            _broken_command(sub, name, module)
+        else:
+            module.register(sub)
     return parser
 
 

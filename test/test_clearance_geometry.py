@@ -222,9 +222,9 @@ def test_enough_valid_beams_keep_a_direction_known() -> None:
 
 
 def test_a_centred_scanner_gives_the_sim_its_old_numbers_on_the_axes() -> None:
-    from harness_ros.sim.render import Renderer
-    from harness_ros.sim.spec import apartment_spec
-    from harness_ros.sim.world import World
+    from harness_ros_sim.sim.render import Renderer
+    from harness_ros_sim.sim.spec import apartment_spec
+    from harness_ros_sim.sim.world import World
 
     world = World(apartment_spec(), seed=0)
     data = Renderer(64, 48).scan(world)

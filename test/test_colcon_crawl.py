@@ -1,6 +1,6 @@
 """What colcon finds in this repository, with colcon's own crawler (colcon-core with
-colcon-recursive-crawl and colcon-ros, from PyPI): only harness_ros and
-harness_sim_msgs, never the nav2_msgs / control_msgs test stand-ins, which would overlay
+colcon-recursive-crawl and colcon-ros, from PyPI): only harness_ros, harness_ros_sim
+and harness_sim_msgs, never the nav2_msgs / control_msgs test stand-ins, which would overlay
 the distribution's real packages.
 
 The repository is cloned into a workspace's src/ (a link here) and crawled with the
@@ -21,7 +21,9 @@ pytest.importorskip("colcon_recursive_crawl")
 pytest.importorskip("colcon_ros")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-OURS = ["harness_ros", "harness_sim_msgs"]
+OURS = ["harness_ros", "harness_ros_sim", "harness_sim_msgs"]
+ROBOT = ["harness_ros", "harness_sim_msgs"]
+"""What a real robot's workspace crawl finds (docs/robot.md): no simulated robot."""
 
 
 def colcon_list(workspace: Path, *base_paths: str) -> list[str]:
@@ -54,16 +56,18 @@ def documented_base_paths() -> list[tuple[str, list[str]]]:
     return found
 
 
-def test_the_documented_crawl_finds_only_our_two_packages(workspace: Path) -> None:
+def test_the_documented_crawl_finds_only_our_packages(workspace: Path) -> None:
     documented = documented_base_paths()
     assert {doc for doc, _ in documented} == {"robot.md", "gazebo.md"}, documented
-    for base_paths in {tuple(paths) for _, paths in documented}:  # one crawl per distinct command
-        assert colcon_list(workspace, *base_paths) == OURS, (documented, base_paths)
+    expected = {"robot.md": ROBOT, "gazebo.md": OURS}
+    for doc, base_paths in {(doc, tuple(paths)) for doc, paths in documented}:  # one crawl per command
+        assert colcon_list(workspace, *base_paths) == expected[doc], (doc, base_paths)
 
 
 def test_no_stand_in_is_found_even_when_the_test_folder_is_crawled(workspace: Path) -> None:
     # Every folder that holds a package.xml, crawled from the repository and its test folder.
-    assert colcon_list(workspace, "src", "src/harness_ros/interfaces", "src/harness_ros/test") == OURS
+    crawled = ("src", "src/harness_ros/interfaces", "src/harness_ros/sim", "src/harness_ros/test")
+    assert colcon_list(workspace, *crawled) == OURS
     stand_ins = sorted(p.parent for p in (REPO_ROOT / "test" / "interfaces").rglob("package.xml"))
     assert len(stand_ins) == 5, stand_ins  # what the crawl must not find: nav2_msgs x 3, control_msgs x 2
     # Each stand-in's own folder as a base path: its COLCON_IGNORE hides it.

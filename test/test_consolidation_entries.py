@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness_ros.demo.runner import DemoOptions, DemoRunner, TaskOutcome
-from harness_ros.demo.scenarios import DEMO_TASKS
 from harness_ros.memory import FileMemory, ModelMemoryConsolidator
 from harness_ros.memory.contracts import SECTIONS
 from harness_ros.memory.model_policies import _CONSOLIDATE_PROMPT
 from harness_ros.model.contracts import ModelReply
+from harness_ros_sim.demo.runner import DemoOptions, DemoRunner, TaskOutcome
+from harness_ros_sim.demo.scenarios import DEMO_TASKS
 
 GOAL = "Bring the mug to the table. Keep reports short."
 

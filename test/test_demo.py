@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from support.processes import run_orchestrator
 
-from harness_ros.demo.decide import POLICY_LABEL
-from harness_ros.demo.lessons import PICK_OUT_OF_REACH_FAILURE
-from harness_ros.demo.policy import scripted_reply
-from harness_ros.demo.scenarios import apartment_vocabulary
 from harness_ros.memory import FileMemory
 from harness_ros.memory.rules import DEFAULT_TRANSIENT_RULES, first_match
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
+from harness_ros_sim.demo.decide import POLICY_LABEL
+from harness_ros_sim.demo.lessons import PICK_OUT_OF_REACH_FAILURE
+from harness_ros_sim.demo.policy import scripted_reply
+from harness_ros_sim.demo.scenarios import apartment_vocabulary
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -11,7 +11,7 @@ import pytest
 
 from harness_ros.evaluation.contracts import VerdictStatus
 from harness_ros.observation.contracts import Observation
-from harness_ros.sim import Pose2D, World, apartment_spec
+from harness_ros_sim.sim import Pose2D, World, apartment_spec
 
 pytestmark = pytest.mark.ros
 
@@ -21,7 +21,7 @@ def _state(world: World, stamp: float = 0.0) -> dict[str, Any]:
 
 
 def test_judge_checks_the_world_state_of_each_tool() -> None:
-    from harness_ros.ros.sim.evaluator import GroundTruthJudge
+    from harness_ros_sim.ros.sim.evaluator import GroundTruthJudge
 
     judge = GroundTruthJudge()
     world = World(apartment_spec(), seed=0)
@@ -42,7 +42,7 @@ def test_judge_checks_the_world_state_of_each_tool() -> None:
 
 
 def test_judge_fails_a_navigation_that_stopped_far_from_its_target() -> None:
-    from harness_ros.ros.sim.evaluator import GroundTruthJudge
+    from harness_ros_sim.ros.sim.evaluator import GroundTruthJudge
 
     world = World(apartment_spec(), seed=0)
     assert world.navigate_to("red_cup").success
@@ -55,7 +55,7 @@ def test_judge_fails_a_navigation_that_stopped_far_from_its_target() -> None:
 
 
 def test_next_to_an_object_means_within_the_reach_the_pick_applies() -> None:
-    from harness_ros.ros.sim.evaluator import GroundTruthJudge
+    from harness_ros_sim.ros.sim.evaluator import GroundTruthJudge
 
     world = World(apartment_spec(), seed=0)
     assert world.navigate_to("kitchen").success and world.navigate_to("blue_mug").success
@@ -78,7 +78,7 @@ def test_next_to_an_object_means_within_the_reach_the_pick_applies() -> None:
 
 
 def test_next_to_a_surface_means_its_nearest_edge_within_reach() -> None:
-    from harness_ros.ros.sim.evaluator import GroundTruthJudge
+    from harness_ros_sim.ros.sim.evaluator import GroundTruthJudge
 
     world = World(apartment_spec(), seed=0)
     assert world.navigate_to("kitchen_table").success  # 0.55 m off the table's east edge
@@ -100,7 +100,7 @@ def test_evaluator_judges_fresh_ground_truth_from_the_topic(ros_context: Any) ->
     from rclpy.executors import SingleThreadedExecutor
     from std_msgs.msg import String
 
-    from harness_ros.ros.sim.evaluator import GROUND_TRUTH_QOS, SimGroundTruthEvaluator
+    from harness_ros_sim.ros.sim.evaluator import GROUND_TRUTH_QOS, SimGroundTruthEvaluator
 
     node = rclpy.create_node("evaluator_test", context=ros_context)
     executor = SingleThreadedExecutor(context=ros_context)

@@ -7,19 +7,26 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from harness_ros.demo.decide import POLICY_LABEL, Step, decide, experience_summary, instruction_of, steps_of
-from harness_ros.demo.lessons import (
+from harness_ros.memory import FileMemory
+from harness_ros.memory.contracts import MemoryConsolidation
+from harness_ros.memory.model_policies import consolidation_from_dict
+from harness_ros_sim.demo.decide import (
+    POLICY_LABEL,
+    Step,
+    decide,
+    experience_summary,
+    instruction_of,
+    steps_of,
+)
+from harness_ros_sim.demo.lessons import (
     GENERAL_RECOVERY,
     PICK_OUT_OF_REACH_FAILURE,
     PICK_SLIP_FAILURE,
     consolidate,
     summarize,
 )
-from harness_ros.demo.policy import purpose_of, register, scripted_reply
-from harness_ros.demo.scenarios import DEMO_TASKS, parse_fetch_goal
-from harness_ros.memory import FileMemory
-from harness_ros.memory.contracts import MemoryConsolidation
-from harness_ros.memory.model_policies import consolidation_from_dict
+from harness_ros_sim.demo.policy import purpose_of, register, scripted_reply
+from harness_ros_sim.demo.scenarios import DEMO_TASKS, parse_fetch_goal
 
 FETCH = "Fetch the red cup from the kitchen table and put it on the coffee table."
 OUT_OF_REACH = "action server '/sim/pick_object' aborted the goal: object out of reach: 0.91 m > 0.75 m"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from support.spinning_node import spinning_node
 
-from harness_ros.demo.runner import node_command, sim_command
+from harness_ros_sim.demo.runner import node_command, sim_command
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

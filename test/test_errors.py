@@ -26,7 +26,7 @@ EXEMPT = {
     "harness_ros/skills/session.py:_RefusedError": (
         "control flow inside SkillSession: every raise is caught there and becomes a failure envelope"
     ),
-    "harness_ros/evaluation_suite/scenarios.py:_UnwantedChallengeError": (
+    "sim/harness_ros_sim/learning_eval/scenarios.py:_UnwantedChallengeError": (
         "stops a scenario rehearsal early; caught in the same module, which then rejects the scenario"
     ),
 }

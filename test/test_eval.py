@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from support.processes import run_orchestrator
 
-from harness_ros.demo.scenarios import parse_fetch_goal
-from harness_ros.evaluation_suite import (
+from harness_ros_sim.demo.scenarios import parse_fetch_goal
+from harness_ros_sim.learning_eval import (
     KIND_ROTATION,
     PLOT_SIZE,
     REQUIRED_CHALLENGES,
@@ -38,8 +38,8 @@ from harness_ros.evaluation_suite import (
     write_outputs,
     write_world,
 )
-from harness_ros.sim.spec import load_world_spec
-from harness_ros.sim.world import World
+from harness_ros_sim.sim.spec import load_world_spec
+from harness_ros_sim.sim.world import World
 
 CLI = [sys.executable, "-m", "harness_ros.cli"]
 

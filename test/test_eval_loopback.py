@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from support.processes import run_orchestrator
 
-from harness_ros.demo.policy import purpose_of, scripted_reply
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
+from harness_ros_sim.demo.policy import purpose_of, scripted_reply
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness_ros.errors import HarnessError
-from harness_ros.evaluation_suite import make_scenario, write_world
-from harness_ros.sim.spec import apartment_spec
-from harness_ros.sim.world import World
+from harness_ros_sim.learning_eval import make_scenario, write_world
+from harness_ros_sim.sim.spec import apartment_spec
+from harness_ros_sim.sim.world import World
 
 
 def _slips(world: World, object_id: str, attempts: int) -> list[bool]:
@@ -70,7 +70,7 @@ def test_reset_is_refused_while_an_action_runs() -> None:
 def sim_process(ros_env: dict[str, str], tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     pytest.importorskip("harness_sim_msgs", reason="build it first: scripts/build_interfaces.sh .venv")
     command = [
-        sys.executable, "-m", "harness_ros.ros.sim.node", "--ros-args",
+        sys.executable, "-m", "harness_ros_sim.ros.sim.node", "--ros-args",
         "-p", "image_width:=160", "-p", "image_height:=120", "-p", "time_scale:=10.0",
     ]  # fmt: skip
     log = (tmp_path / "sim.log").open("wb")
@@ -94,7 +94,7 @@ def test_sim_node_resets_to_a_scenario_world(
     import threading
     import time
 
-    from harness_ros.ros.eval_runner import EvalClient
+    from harness_ros_sim.ros.eval_runner import EvalClient
 
     scenario = make_scenario(2, 0)
     world_file = write_world(scenario, tmp_path)

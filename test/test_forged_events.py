@@ -141,7 +141,7 @@ def test_the_eval_takes_an_episode_end_from_the_node_not_a_forger(
 ) -> None:
     # Finding (issue 30): the eval's client believed any publisher on /harness/events, so a
     # forged done "succeeded" ended the episode while the real task went on to fail.
-    from harness_ros.ros.eval_runner import EvalClient
+    from harness_ros_sim.ros.eval_runner import EvalClient
 
     forger = forgers("done", "/forger")
     client = EvalClient(int(ros_env["ROS_DOMAIN_ID"]))

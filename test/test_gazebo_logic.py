@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from harness_ros.gazebo.manipulation import (
+from harness_ros_sim.gazebo.manipulation import (
     GAZEBO_ROBOT,
     PLACE_DROP_M,
     DriveController,
@@ -18,9 +18,9 @@ from harness_ros.gazebo.manipulation import (
     gazebo_world_spec,
     scan_problem,
 )
-from harness_ros.gazebo.robot_sdf import LIDAR_MOUNT_M
-from harness_ros.sim.spec import apartment_spec
-from harness_ros.sim.world import Outcome, Pose2D
+from harness_ros_sim.gazebo.robot_sdf import LIDAR_MOUNT_M
+from harness_ros_sim.sim.spec import apartment_spec
+from harness_ros_sim.sim.world import Outcome, Pose2D
 
 
 def observed(x: float, y: float, yaw: float) -> ObservedWorld:

@@ -25,11 +25,11 @@ import pytest
 from rclpy.duration import Duration
 
 from harness_ros.config import load_config
-from harness_ros.gazebo.bridge import ROS_TOPICS, ros_pose_topic
-from harness_ros.gazebo.manipulation import GAZEBO_ROBOT, compose
-from harness_ros.gazebo.robot_sdf import ROBOT_NAME, grasp_topics
-from harness_ros.sim.spec import apartment_spec
-from harness_ros.sim.world import Pose2D
+from harness_ros_sim.gazebo.bridge import ROS_TOPICS, ros_pose_topic
+from harness_ros_sim.gazebo.manipulation import GAZEBO_ROBOT, compose
+from harness_ros_sim.gazebo.robot_sdf import ROBOT_NAME, grasp_topics
+from harness_ros_sim.sim.spec import apartment_spec
+from harness_ros_sim.sim.world import Pose2D
 
 pytest.importorskip("harness_sim_msgs", reason="build it first: scripts/build_interfaces.sh .venv")
 
@@ -267,7 +267,7 @@ class Client:
 
     def judge(self, tool: str, last_held: str | None = None) -> Any:
         """The sim evaluator's verdict on the first ground truth that records this tool's last run."""
-        from harness_ros.ros.sim.evaluator import GroundTruthJudge
+        from harness_ros_sim.ros.sim.evaluator import GroundTruthJudge
 
         def recorded() -> bool:
             actions = self.truth.get("actions") or []
@@ -302,7 +302,7 @@ class Client:
 
 
 def start_node(env: dict[str, str]) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "harness_ros.ros.gz.node", "--ros-args"]
+    command = [sys.executable, "-m", "harness_ros_sim.ros.gz.node", "--ros-args"]
     overrides = {
         **SPEED,
         "control_hz": 50.0,
@@ -351,7 +351,7 @@ def world(
 
 
 def test_config_binds_exactly_the_actions_the_node_serves() -> None:
-    from harness_ros.ros.gz.node import ACTIONS
+    from harness_ros_sim.ros.gz.node import ACTIONS
 
     config = load_config(Path(__file__).resolve().parents[1] / "config" / "gazebo.yaml")
     served = {f"/{name}": kind for name, kind in ACTIONS.items()}

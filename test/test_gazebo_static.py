@@ -19,14 +19,16 @@ import pytest
 import yaml
 
 from harness_ros.config import load_config
-from harness_ros.gazebo import bridge, robot_sdf, world_sdf
-from harness_ros.sim.spec import apartment_spec
+from harness_ros_sim.gazebo import bridge, robot_sdf, world_sdf
+from harness_ros_sim.sim.spec import apartment_spec
 
 REPO = Path(__file__).resolve().parents[1]
+SIM = REPO / "sim"
+"""harness_ros_sim: the generated Gazebo world, robot model, bridge file and launch file."""
 DATA = Path(__file__).resolve().parent / "data"
-SDF_FILES = sorted([*REPO.glob("worlds/*.sdf"), *REPO.glob("models/*/model.sdf")])
-MODEL = REPO / "models" / "harness_robot" / "model.sdf"
-WORLD = REPO / "worlds" / "apartment.sdf"
+SDF_FILES = sorted([*SIM.glob("worlds/*.sdf"), *SIM.glob("models/*/model.sdf")])
+MODEL = SIM / "models" / "harness_robot" / "model.sdf"
+WORLD = SIM / "worlds" / "apartment.sdf"
 INTO_ROS, TO_GZ = "GZ_TO_ROS", "ROS_TO_GZ"
 IMAGE = ("sensor_msgs/msg/Image", "gz.msgs.Image")
 INFO = ("sensor_msgs/msg/CameraInfo", "gz.msgs.CameraInfo")
@@ -39,7 +41,7 @@ def facts(name: str) -> list[list[str]]:
 
 
 def bridge_entries() -> list[dict[str, str]]:
-    return yaml.safe_load((REPO / "config" / "gazebo_bridge.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load((SIM / "config" / "gazebo_bridge.yaml").read_text(encoding="utf-8"))
 
 
 def entry_for_gz(topic: str) -> dict[str, str]:
@@ -60,7 +62,7 @@ def test_the_facts_name_their_tags() -> None:
     assert "ros_gz jazzy" in (DATA / "gz_bridge_types.txt").read_text().splitlines()[0]
 
 
-@pytest.mark.parametrize("path", [*SDF_FILES, REPO / "models" / "harness_robot" / "model.config"], ids=str)
+@pytest.mark.parametrize("path", [*SDF_FILES, SIM / "models" / "harness_robot" / "model.config"], ids=str)
 def test_every_gazebo_file_parses(path: Path) -> None:
     root = ET.parse(path).getroot()
     assert root.tag in {"sdf", "model"}
@@ -119,8 +121,8 @@ def test_generated_model_and_bridge_are_up_to_date() -> None:
     spec = apartment_spec()
     assert MODEL.read_text(encoding="utf-8") == robot_sdf.model_sdf(spec)
     assert (MODEL.parent / "model.config").read_text(encoding="utf-8") == robot_sdf.model_config()
-    assert (REPO / "config" / "gazebo_bridge.yaml").read_text(encoding="utf-8") == bridge.bridge_yaml(spec), (
-        "run python -m harness_ros.gazebo"
+    assert (SIM / "config" / "gazebo_bridge.yaml").read_text(encoding="utf-8") == bridge.bridge_yaml(spec), (
+        "run python -m harness_ros_sim.gazebo"
     )
 
 
@@ -344,7 +346,7 @@ def test_the_harness_config_places_the_scan_where_the_lidar_sits() -> None:
 def test_the_server_only_launch_renders_its_sensors_without_a_display() -> None:
     # gz sim -s has no window; its cameras and gpu_lidar need --headless-rendering
     # (gz-sim8 and gz-sim9 src/cmd/cmdsim.rb.in) on a machine without a display.
-    launch = (REPO / "launch" / "gazebo.launch.py").read_text(encoding="utf-8")
+    launch = (SIM / "launch" / "gazebo.launch.py").read_text(encoding="utf-8")
     assert 'server_only = "-s --headless-rendering "' in launch
     assert '(server_only, UnlessCondition(arg["gui"]))' in launch
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness_ros.gazebo.world_sdf import REST_GAP_M, WORLD_SYSTEMS, main, pose_topic, world_sdf
-from harness_ros.sim.spec import apartment_spec
+from harness_ros_sim.gazebo.world_sdf import REST_GAP_M, WORLD_SYSTEMS, main, pose_topic, world_sdf
+from harness_ros_sim.sim.spec import apartment_spec
 
 REPO = Path(__file__).resolve().parents[1]
-WORLD = REPO / "worlds" / "apartment.sdf"
+WORLD = REPO / "sim" / "worlds" / "apartment.sdf"
 
 
 def numbers(element: ET.Element | None) -> list[float]:
@@ -21,7 +21,7 @@ def numbers(element: ET.Element | None) -> list[float]:
 
 def test_committed_world_is_the_generators_output() -> None:
     assert WORLD.read_text(encoding="utf-8") == world_sdf(apartment_spec()), (
-        "worlds/apartment.sdf is stale: run python -m harness_ros.gazebo.world_sdf"
+        "worlds/apartment.sdf is stale: run python -m harness_ros_sim.gazebo.world_sdf"
     )
 
 

@@ -7,14 +7,16 @@ No import is exempt except the ``ALLOWED_FOR_NOW`` entries below, each with its 
 
 Rules:
 
-- no cycle between the package's parts (its subpackages and top-level modules; the
-  simulated robots' ROS nodes count as a part of their own), nor between two modules;
+- the repository holds two packages: ``harness_ros`` (the harness) and ``harness_ros_sim``
+  (its simulated robots, in ``sim/``), which depends on it; the harness never imports the
+  sim package, and no module of the harness names the sim or the demo;
+- no cycle between a package's parts (its subpackages and top-level modules), nor between
+  two modules;
 - ROS (rclpy, rosidl, the generated message packages, launch, ament, anything a ROS
-  distribution ships) is imported only in ``harness_ros/ros/`` and ``harness_ros/commands/``:
-  the core runs without ROS;
+  distribution ships) is imported only in each package's ``ros/`` and ``commands/``: the
+  core runs without ROS;
 - a part imports only parts of its own layer or of a lower one (``LAYERS``, lowest first):
-  the model never reaches up into the plugins, the agent never imports the simulated world,
-  the simulated robots never import the demo.
+  the model never reaches up into the plugins, the simulated robots never import the demo.
 
 Each failure names the importing file, the line and the imported module.
 """
@@ -34,6 +36,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "harness_ros"
+SIM_PACKAGE = "harness_ros_sim"
 
 LAYERS: list[tuple[str, frozenset[str]]] = [
     (
@@ -81,23 +84,31 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     # Builds a harness from the parts below: the plugin registry and the harness itself.
     ("assembly", frozenset({"plugins", "harness"})),
     ("ros", frozenset({"ros"})),
-    # What goes to the simulation's own package (issue 28): above the agent, which never imports it.
-    ("simulated world", frozenset({"sim", "gazebo", "evaluation_suite"})),
-    ("simulated robots on ROS", frozenset({"ros.sim", "ros.gz", "ros.eval_runner"})),
-    ("demo", frozenset({"demo"})),
     ("commands", frozenset({"commands"})),
     ("entry point", frozenset({"cli"})),
 ]
-"""The package's parts by layer, lowest first. A part may import its own layer and those below."""
+"""harness_ros's parts by layer, lowest first. A part may import its own layer and those below."""
 
-SPLIT_PARTS = frozenset({"ros.sim", "ros.gz", "ros.eval_runner"})
-"""Modules or subpackages of ``ros`` that are a part of their own (the simulated robots' side)."""
+SIM_LAYERS: list[tuple[str, frozenset[str]]] = [
+    ("package", frozenset({SIM_PACKAGE})),
+    ("simulated world", frozenset({"sim", "gazebo", "learning_eval"})),
+    ("simulated robots on ROS", frozenset({"ros"})),
+    ("demo", frozenset({"demo"})),
+    ("commands", frozenset({"commands"})),
+]
+"""harness_ros_sim's parts by layer (it may import all of harness_ros, which never imports it)."""
+
+PACKAGES: Mapping[str, tuple[Path, list[tuple[str, frozenset[str]]]]] = {
+    PACKAGE: (REPO, LAYERS),
+    SIM_PACKAGE: (REPO / "sim", SIM_LAYERS),
+}
+"""Each package of the repository: the folder that holds it, and its layers."""
 
 ROS_LAYERS = ("ros/", "commands/")
-"""Folders of harness_ros whose modules may import ROS."""
+"""Folders of each package whose modules may import ROS."""
 
 ALLOWED_FOR_NOW: Mapping[tuple[str, str], str] = {
-    ("harness_ros/demo/runner.py", "domain_coordinator"): (
+    ("sim/harness_ros_sim/demo/runner.py", "domain_coordinator"): (
         "the demo reserves a private ROS domain for its child processes, in the runner support code"
     ),
 }
@@ -140,8 +151,11 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def collect_imports(root: Path, package: str = PACKAGE) -> tuple[list[Import], set[str]]:
-    """Every import statement under ``root/package`` and the package's module names."""
+def collect_imports(
+    root: Path, package: str = PACKAGE, shown_from: Path | None = None
+) -> tuple[list[Import], set[str]]:
+    """Every import statement under ``root/package`` and the package's module names; files
+    are named relative to ``shown_from`` (default: ``root``)."""
     files = sorted((root / package).rglob("*.py"))
     modules = {_module_name(path, root) for path in files}
     found: list[Import] = []
@@ -153,7 +167,7 @@ def collect_imports(root: Path, package: str = PACKAGE) -> tuple[list[Import], s
         for node in ast.walk(tree):
             if isinstance(node, ast.If) and _is_type_checking(node.test):
                 type_only.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
-        rel = path.relative_to(root).as_posix()
+        rel = path.relative_to(shown_from or root).as_posix()
         for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -173,15 +187,10 @@ def collect_imports(root: Path, package: str = PACKAGE) -> tuple[list[Import], s
     return found, modules
 
 
-def part_of(module: str, package: str = PACKAGE) -> str:
-    """The part of the package a module belongs to: its subpackage or top-level module."""
+def part_of(module: str) -> str:
+    """The part of its package a module belongs to: its subpackage or top-level module."""
     parts = module.split(".")
-    if len(parts) == 1:
-        return package
-    for split in SPLIT_PARTS:
-        if module == f"{package}.{split}" or module.startswith(f"{package}.{split}."):
-            return split
-    return parts[1]
+    return parts[0] if len(parts) == 1 else parts[1]
 
 
 def _ros_distributions() -> set[str]:
@@ -270,49 +279,54 @@ def graph(imports: Iterable[Import], node_of: Callable[[str], str]) -> dict[str,
     return edges
 
 
-# ---------------------------------------------------------------------- the package
-@pytest.fixture(scope="module")
-def walked() -> tuple[list[Import], set[str]]:
-    return collect_imports(REPO)
+# ---------------------------------------------------------------------- the packages
+@pytest.fixture(scope="module", params=list(PACKAGES))
+def walked(request: pytest.FixtureRequest) -> tuple[str, list[Import], set[str]]:
+    package = request.param
+    root, _ = PACKAGES[package]
+    return (package, *collect_imports(root, package, shown_from=REPO))
 
 
-def _own(imports: list[Import], modules: set[str]) -> list[Import]:
+def _own(package: str, imports: list[Import]) -> list[Import]:
     """Imports of the package's own modules, less the ALLOWED_FOR_NOW ones."""
     return [
         item
         for item in imports
-        if item.imported.split(".")[0] == PACKAGE and (item.file, item.imported) not in ALLOWED_FOR_NOW
+        if item.imported.split(".")[0] == package and (item.file, item.imported) not in ALLOWED_FOR_NOW
     ]
 
 
-def test_every_part_of_the_package_has_a_layer(walked: tuple[list[Import], set[str]]) -> None:
-    _, modules = walked
+def test_every_part_of_the_package_has_a_layer(walked: tuple[str, list[Import], set[str]]) -> None:
+    package, _, modules = walked
     parts = {part_of(module) for module in modules}
-    layered = [part for _, members in LAYERS for part in members]
+    layered = [part for _, members in PACKAGES[package][1] for part in members]
     assert len(layered) == len(set(layered)), "a part is named in two layers"
-    assert not parts - set(layered), f"parts with no layer in LAYERS: {sorted(parts - set(layered))}"
-    assert not set(layered) - parts, f"LAYERS names parts that do not exist: {sorted(set(layered) - parts)}"
+    assert not parts - set(layered), f"parts with no layer: {sorted(parts - set(layered))}"
+    assert not set(layered) - parts, f"layers name parts that do not exist: {sorted(set(layered) - parts)}"
 
 
-def test_no_cycle_between_parts_of_the_package(walked: tuple[list[Import], set[str]]) -> None:
-    imports, modules = walked
-    edges = graph(_own(imports, modules), part_of)
+def test_no_cycle_between_parts_of_the_package(walked: tuple[str, list[Import], set[str]]) -> None:
+    package, imports, _ = walked
+    edges = graph(_own(package, imports), part_of)
     found = [describe_cycle(loop, edges) for loop in cycles(edges)]
-    assert not found, "import cycles between parts of harness_ros:\n" + "\n".join(found)
+    assert not found, f"import cycles between parts of {package}:\n" + "\n".join(found)
 
 
-def test_no_cycle_between_modules(walked: tuple[list[Import], set[str]]) -> None:
-    imports, modules = walked
-    own = [item for item in _own(imports, modules) if item.imported in modules]
+def test_no_cycle_between_modules(walked: tuple[str, list[Import], set[str]]) -> None:
+    package, imports, modules = walked
+    own = [item for item in _own(package, imports) if item.imported in modules]
     edges = graph(own, lambda module: module)
     found = [describe_cycle(loop, edges) for loop in cycles(edges)]
-    assert not found, "import cycles between modules of harness_ros:\n" + "\n".join(found)
+    assert not found, f"import cycles between modules of {package}:\n" + "\n".join(found)
 
 
-def test_ros_is_imported_only_in_the_ros_and_command_layers(walked: tuple[list[Import], set[str]]) -> None:
-    imports, _ = walked
+def test_ros_is_imported_only_in_the_ros_and_command_layers(
+    walked: tuple[str, list[Import], set[str]],
+) -> None:
+    package, imports, _ = walked
     installed = _ros_distributions()
-    allowed = tuple(f"{PACKAGE}/{folder}" for folder in ROS_LAYERS)
+    folder = PACKAGES[package][0].relative_to(REPO) / package
+    allowed = tuple(f"{(folder / layer).as_posix()}/" for layer in ROS_LAYERS)
     wrong = [
         item.where()
         for item in imports
@@ -320,26 +334,44 @@ def test_ros_is_imported_only_in_the_ros_and_command_layers(walked: tuple[list[I
         and not item.file.startswith(allowed)
         and (item.file, item.imported.split(".")[0]) not in ALLOWED_FOR_NOW
     ]
-    assert not wrong, "ROS imported outside harness_ros/ros/ and harness_ros/commands/:\n" + "\n".join(wrong)
+    assert not wrong, f"ROS imported outside {' and '.join(allowed)}:\n" + "\n".join(wrong)
 
 
-def test_no_layer_imports_a_higher_one(walked: tuple[list[Import], set[str]]) -> None:
-    imports, modules = walked
-    rank = {part: level for level, (_, members) in enumerate(LAYERS) for part in members}
-    name = {part: layer for layer, members in LAYERS for part in members}
+def test_no_layer_imports_a_higher_one(walked: tuple[str, list[Import], set[str]]) -> None:
+    package, imports, _ = walked
+    layers = PACKAGES[package][1]
+    rank = {part: level for level, (_, members) in enumerate(layers) for part in members}
+    name = {part: layer for layer, members in layers for part in members}
     wrong = []
-    for item in _own(imports, modules):
+    for item in _own(package, imports):
         low, high = part_of(item.importer), part_of(item.imported)
-        if rank.get(high, -1) > rank.get(low, len(LAYERS)):
+        if rank.get(high, -1) > rank.get(low, len(layers)):
             wrong.append(f"{item.where()}: {low} ({name[low]}) is below {high} ({name[high]})")
     assert not wrong, "imports from a lower layer into a higher one:\n" + "\n".join(wrong)
 
 
-def test_every_allowance_is_still_needed(walked: tuple[list[Import], set[str]]) -> None:
-    imports, _ = walked
-    present = {(item.file, item.imported) for item in imports} | {
-        (item.file, item.imported.split(".")[0]) for item in imports
-    }
+def test_the_harness_never_imports_the_sim_package() -> None:
+    """harness_ros runs on a robot without harness_ros_sim: the sim reaches it only through
+    entry points. The launch files and setup.py count too."""
+    imports, _ = collect_imports(REPO, PACKAGE)
+    for extra in [*sorted((REPO / "launch").glob("*.py")), REPO / "setup.py"]:
+        tree = ast.parse(extra.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            rel = extra.relative_to(REPO).as_posix()
+            imports += [Import(rel, node.lineno, rel, name, False) for name in names]
+    wrong = [item.where() for item in imports if item.imported.split(".")[0] == SIM_PACKAGE]
+    assert not wrong, "harness_ros imports the sim package:\n" + "\n".join(wrong)
+
+
+def test_every_allowance_is_still_needed() -> None:
+    present: set[tuple[str, str]] = set()
+    for package, (root, _) in PACKAGES.items():
+        imports, _ = collect_imports(root, package, shown_from=REPO)
+        present |= {(item.file, item.imported) for item in imports}
+        present |= {(item.file, item.imported.split(".")[0]) for item in imports}
     stale = [f"{file} -> {module}" for file, module in ALLOWED_FOR_NOW if (file, module) not in present]
     assert not stale, "ALLOWED_FOR_NOW entries whose import is gone (remove them): " + ", ".join(stale)
 

@@ -13,14 +13,16 @@ from typing import Any
 
 import pytest
 
-LAUNCH_DIR = Path(__file__).resolve().parents[1] / "launch"
+REPO = Path(__file__).resolve().parents[1]
+LAUNCH_DIRS = {"harness.launch.py": REPO / "launch", "gazebo.launch.py": REPO / "sim" / "launch"}
+"""harness_ros's launch file, and harness_ros_sim's."""
 
 launch = pytest.importorskip("launch", reason="the ROS 'launch' package is not installed (pip-only venv)")
 pytest.importorskip("launch_ros", reason="the ROS 'launch_ros' package is not installed (pip-only venv)")
 
 
 def load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name.replace(".", "_"), LAUNCH_DIR / name)
+    spec = importlib.util.spec_from_file_location(name.replace(".", "_"), LAUNCH_DIRS[name] / name)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -60,7 +62,7 @@ def test_launch_description_declares_its_arguments(name: str, arguments: set[str
 
 
 def test_gazebo_launch_defaults_are_the_generated_world_and_robot() -> None:
-    from harness_ros.sim.spec import apartment_spec
+    from harness_ros_sim.sim.spec import apartment_spec
 
     description = load("gazebo.launch.py")
     defaults = {arg.name: arg.default_value for arg in description.get_launch_arguments()}

@@ -225,7 +225,7 @@ def test_serve_refuses_a_missing_file(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- decision stats
 def test_decision_stats_tally_a_tasks_events() -> None:
-    from harness_ros.demo.model_stats import decision_stats
+    from harness_ros_sim.demo.model_stats import decision_stats
 
     def response(at: float, prompt: int, cached: int, calls: list[dict[str, object]]) -> dict[str, object]:
         usage = {"prompt_tokens": prompt, "cached_prompt_tokens": cached, "completion_tokens": 20}

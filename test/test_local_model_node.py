@@ -241,7 +241,7 @@ def test_ctrl_c_during_a_decision_stops_a_node_that_serves_its_local_model(
     import time
 
     from harness_ros.paths import default_config_path
-    from harness_ros.ros.children import node_command, sim_command
+    from harness_ros_sim.ros.children import node_command, sim_command
 
     if not runtime_installed() or not LOCAL_MODELS["0.5b"].path.is_file():
         pytest.skip("the local model 0.5b or xllamacpp is not installed (make test-model)")

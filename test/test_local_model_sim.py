@@ -84,7 +84,7 @@ def _ground_truth(context: Any) -> dict[str, Any]:
     from rclpy.executors import SingleThreadedExecutor
     from std_msgs.msg import String
 
-    from harness_ros.ros.sim.evaluator import GROUND_TRUTH_QOS
+    from harness_ros_sim.ros.sim.evaluator import GROUND_TRUTH_QOS
 
     node = rclpy.create_node("local_model_truth", context=context)
     executor = SingleThreadedExecutor(context=context)
@@ -113,10 +113,10 @@ def test_a_local_model_drives_one_sim_task_through_the_node(
     tmp_path: Path, ros_env: dict[str, str], ros_context: Any
 ) -> None:
     from harness_ros.commands.task import exit_code
-    from harness_ros.demo.runner import LOCAL_NODE_PARAMETERS, ChildProcess, node_command, sim_command
     from harness_ros.local_model.server import KEY_ENV, LocalServer
     from harness_ros.paths import default_config_path
-    from harness_ros.ros.sim.evaluator import judge_goal
+    from harness_ros_sim.demo.runner import LOCAL_NODE_PARAMETERS, ChildProcess, node_command, sim_command
+    from harness_ros_sim.ros.sim.evaluator import judge_goal
 
     name = _model_name()
     logs, runs = tmp_path / "logs", tmp_path / "runs"

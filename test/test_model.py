@@ -183,7 +183,7 @@ def test_demo_model_without_demo_policy_is_a_clear_error(monkeypatch: pytest.Mon
     from harness_ros.plugins import model_provider
 
     monkeypatch.setattr(litellm, "custom_provider_map", [])
-    monkeypatch.setitem(sys.modules, "harness_ros.demo.policy", None)
+    monkeypatch.setitem(sys.modules, "harness_ros_sim.demo.policy", None)
     with pytest.raises(
         LLMError, match=r"'harness_demo/scripted': its provider plugin failed: ModuleNotFoundError"
     ):

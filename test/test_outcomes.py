@@ -17,8 +17,6 @@ import pytest
 
 from harness_ros.commands.task import EXIT_FAILED, EXIT_NO_OUTCOME, EXIT_SUCCEEDED, EXIT_UNVERIFIED, exit_code
 from harness_ros.config import HarnessLimits
-from harness_ros.demo.decide import FINISH, Step, decide
-from harness_ros.demo.policy import scripted_reply
 from harness_ros.evaluation import EvaluationGate, Verdict, VerdictStatus
 from harness_ros.events import EventType, HarnessEvent, Outcome
 from harness_ros.harness import Harness
@@ -30,6 +28,8 @@ from harness_ros.progress import format_event
 from harness_ros.report import render_report
 from harness_ros.tools import success, tool
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
+from harness_ros_sim.demo.decide import FINISH, Step, decide
+from harness_ros_sim.demo.policy import scripted_reply
 
 FETCH = "Fetch the red cup from the kitchen table and put it on the coffee table."
 
@@ -302,8 +302,8 @@ def test_scripted_demo_policy_ends_with_finish_task() -> None:
 
 
 def test_eval_counts_outcomes_next_to_ground_truth() -> None:
-    from harness_ros.evaluation_suite.contracts import Arm, EpisodeResult
-    from harness_ros.evaluation_suite.metrics import episode_metrics, outcome_contradicted, summarize_arm
+    from harness_ros_sim.learning_eval.contracts import Arm, EpisodeResult
+    from harness_ros_sim.learning_eval.metrics import episode_metrics, outcome_contradicted, summarize_arm
 
     def result(episode: int, outcome: str, success: bool) -> EpisodeResult:
         metrics = episode_metrics([{"type": "done", "data": {"status": "completed", "outcome": outcome}}])

@@ -10,7 +10,7 @@ import pytest
 
 from harness_ros.evaluation.contracts import VerdictStatus
 from harness_ros.observation.contracts import Observation
-from harness_ros.sim import World, apartment_spec
+from harness_ros_sim.sim import World, apartment_spec
 
 pytestmark = pytest.mark.ros
 
@@ -30,7 +30,7 @@ def _fetched(target: str = "coffee_table", *, place: bool = True) -> World:
 
 
 def test_goal_is_the_object_on_the_target_surface() -> None:
-    from harness_ros.ros.sim.evaluator import judge_goal
+    from harness_ros_sim.ros.sim.evaluator import judge_goal
 
     done = judge_goal(FETCH, (), _state(_fetched()))
     assert done is not None and done.ok and "red_cup is on 'coffee_table'" in done.evidence
@@ -52,7 +52,7 @@ def test_goal_is_the_object_on_the_target_surface() -> None:
 
 
 def test_a_goal_with_two_objects_is_met_only_when_both_are_placed() -> None:
-    from harness_ros.ros.sim.evaluator import judge_goal
+    from harness_ros_sim.ros.sim.evaluator import judge_goal
 
     leave = "Leave the green bottle on the coffee table and bring the red cup to the office desk."
     untouched = judge_goal(leave, (), _state(World(apartment_spec(), seed=0)))
@@ -75,7 +75,7 @@ def test_a_goal_with_two_objects_is_met_only_when_both_are_placed() -> None:
 
 
 def test_a_goal_the_check_reads_in_part_is_not_judged() -> None:
-    from harness_ros.ros.sim.evaluator import judge_goal
+    from harness_ros_sim.ros.sim.evaluator import judge_goal
 
     state = _state(_fetched())  # red_cup on the coffee table: the part it could read holds
     for goal in (
@@ -90,7 +90,7 @@ def test_a_goal_the_check_reads_in_part_is_not_judged() -> None:
 
 
 def test_an_operator_answer_clarifies_the_goal_when_it_names_the_world() -> None:
-    from harness_ros.ros.sim.evaluator import judge_goal
+    from harness_ros_sim.ros.sim.evaluator import judge_goal
 
     ambiguous = "Fetch a cup from the kitchen and put it on the coffee table."
     state = _state(_fetched())
@@ -108,7 +108,7 @@ def test_evaluator_checks_the_goal_on_fresh_ground_truth(ros_context: Any) -> No
     from rclpy.executors import SingleThreadedExecutor
     from std_msgs.msg import String
 
-    from harness_ros.ros.sim.evaluator import GROUND_TRUTH_QOS, SimGroundTruthEvaluator
+    from harness_ros_sim.ros.sim.evaluator import GROUND_TRUTH_QOS, SimGroundTruthEvaluator
 
     node = rclpy.create_node("goal_check_test", context=ros_context)
     executor = SingleThreadedExecutor(context=ros_context)

@@ -93,9 +93,10 @@ def dependencies(path: Path, *tags: str) -> dict[str, ET.Element]:
     return {el.text.strip(): el for tag in tags for el in root.findall(tag) if el.text}
 
 
-def imported_modules(*roots: Path) -> dict[str, set[str]]:
-    """Third-party modules (two-level for rosbags) -> files importing them."""
-    local = {"harness_ros"}
+def imported_modules(*roots: Path, own: tuple[str, ...] = ("harness_ros",)) -> dict[str, set[str]]:
+    """Third-party modules (two-level for rosbags) -> files importing them; ``own`` are the
+    packages the files belong to (another package of the workspace is a dependency)."""
+    local = set(own)
     files: list[Path] = []
     for root in roots:
         found = [root] if root.is_file() else sorted(root.rglob("*.py"))
@@ -216,26 +217,39 @@ def test_known_pip_only_names_are_not_rosdep_keys() -> None:
 
 
 # ---------------------------------------------------------------------- imports
-def test_runtime_imports_are_declared_exactly() -> None:
+RUNTIME = {
+    "harness_ros": (REPO / "package.xml", ["harness_ros", "launch", "setup.py"]),
+    "harness_ros_sim": (REPO / "sim" / "package.xml", ["sim/harness_ros_sim", "sim/launch", "sim/setup.py"]),
+}
+"""Each Python package of the repository: its package.xml and what it installs."""
+
+
+@pytest.mark.parametrize("package", list(RUNTIME))
+def test_runtime_imports_are_declared_exactly(package: str) -> None:
     ros_keys = ros_package_keys() | workspace_packages()
-    modules = imported_modules(REPO / "harness_ros", REPO / "launch", REPO / "setup.py")
+    manifest, roots = RUNTIME[package]
+    modules = imported_modules(*(REPO / root for root in roots), own=(package,))
     needed_keys: dict[str, set[str]] = {}
     needed_pip: dict[str, set[str]] = {}
     for module, files in modules.items():
         kind, name = requirement(module, ros_keys)
         (needed_keys if kind == "key" else needed_pip).setdefault(name, set()).update(files)
 
-    declared = dependencies(REPO / "package.xml", "exec_depend", "depend", "buildtool_depend")
+    declared = dependencies(manifest, "exec_depend", "depend", "buildtool_depend")
     pip = pip_requirements()
+    where = manifest.relative_to(REPO)
     missing = {key: sorted(files)[:2] for key, files in needed_keys.items() if key not in declared}
-    assert not missing, f"imported but not in package.xml: {missing}"
+    assert not missing, f"imported but not in {where}: {missing}"
     unused = sorted(set(declared) - set(needed_keys))
-    assert not unused, f"package.xml declares what nothing imports: {unused}"
+    assert not unused, f"{where} declares what nothing imports: {unused}"
     missing_pip = {name: sorted(files)[:2] for name, files in needed_pip.items() if name not in pip}
     assert not missing_pip, f"imported, no rosdep key, not in requirements-ros.txt: {missing_pip}"
     # What the test relies on: the modules the issue named are among the imports.
-    assert {"rcl_interfaces", "unique_identifier_msgs", "rosidl_parser"} <= set(needed_keys)
-    assert {"python3-jsonschema", "python3-tqdm"} <= set(needed_keys)
+    if package == "harness_ros":
+        assert {"rcl_interfaces", "unique_identifier_msgs", "rosidl_parser"} <= set(needed_keys)
+        assert {"python3-jsonschema", "python3-tqdm"} <= set(needed_keys)
+    else:  # the sim package depends on the harness and on the sim's interfaces
+        assert {"harness_ros", "harness_sim_msgs"} <= set(needed_keys)
 
 
 def test_test_imports_are_declared_exactly() -> None:
@@ -244,7 +258,10 @@ def test_test_imports_are_declared_exactly() -> None:
     test_deps = dependencies(REPO / "package.xml", "test_depend")
     pip = pip_requirements()
     needed: set[str] = set()
-    for module in imported_modules(REPO / "test"):
+    # The simulated robots' tests live in test/ beside the harness's (one conftest, one run);
+    # declaring harness_ros_sim a test_depend of harness_ros would make a dependency cycle
+    # for colcon, so test/ may import it without one.
+    for module in imported_modules(REPO / "test", own=("harness_ros", "harness_ros_sim")):
         kind, name = requirement(module, ros_keys)
         if kind == "pip":
             assert name in pip, f"test/ imports {module} ({name}): not in requirements-ros.txt"

@@ -124,8 +124,8 @@ def _imports(path: Path) -> set[str]:
 def test_the_node_and_the_model_adapter_import_no_sim_and_no_demo() -> None:
     node = _imports(REPO / "harness_ros" / "ros" / "node.py")
     adapter = _imports(REPO / "harness_ros" / "model" / "litellm_model.py")
-    assert not {n for n in node if n.startswith("harness_ros.ros.sim")}, node
-    assert not {n for n in adapter if n.startswith("harness_ros.demo")}, adapter
+    assert not {n for n in node if n.startswith("harness_ros_sim.ros.sim")}, node
+    assert not {n for n in adapter if n.startswith("harness_ros_sim.demo")}, adapter
 
 
 def test_check_refuses_an_unknown_evaluator_kind(tmp_path: Path) -> None:

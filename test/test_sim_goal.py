@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness_ros.sim import World, apartment_spec
-from harness_ros.sim.goal import Placement, read_goal
+from harness_ros_sim.sim import World, apartment_spec
+from harness_ros_sim.sim.goal import Placement, read_goal
 
 
 def _read(text: str):  # type: ignore[no-untyped-def]

@@ -26,7 +26,7 @@ def sim_process(request: pytest.FixtureRequest, ros_env: dict[str, str]) -> Iter
     command = [
         sys.executable,
         "-m",
-        "harness_ros.ros.sim.node",
+        "harness_ros_sim.ros.sim.node",
         "--ros-args",
         "-p", f"time_scale:={time_scale}",
         "-p", "image_width:=320",

@@ -20,7 +20,7 @@ SMALL = ["-p", "image_width:=64", "-p", "image_height:=48"]
 
 
 def _sim(ros_env: dict[str, str], *params: str) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "harness_ros.ros.sim.node", "--ros-args", *SMALL, *params]
+    command = [sys.executable, "-m", "harness_ros_sim.ros.sim.node", "--ros-args", *SMALL, *params]
     return subprocess.Popen(command, env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -75,7 +75,7 @@ def test_bad_parameters_are_one_clear_line(ros_env: dict[str, str]) -> None:
 def test_int_becomes_float_in_process(default_context: Any) -> None:
     from rclpy.parameter import Parameter
 
-    from harness_ros.ros.sim.node import SimRobotNode
+    from harness_ros_sim.ros.sim.node import SimRobotNode
 
     overrides = [Parameter("time_scale", value=2), Parameter("image_width", value=64)]
     node = SimRobotNode(parameter_overrides=[*overrides, Parameter("image_height", value=48)])
@@ -99,7 +99,7 @@ def test_half_built_node_shuts_down_cleanly(
     from rclpy.parameter import Parameter
 
     from harness_ros.errors import ConfigError
-    from harness_ros.ros.sim.node import SimRobotNode
+    from harness_ros_sim.ros.sim.node import SimRobotNode
 
     with pytest.raises(ConfigError, match=match) as caught:
         SimRobotNode(parameter_overrides=[Parameter(parameter[0], value=parameter[1])])

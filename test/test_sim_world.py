@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from harness_ros.errors import ConfigError
-from harness_ros.sim.render import Renderer
-from harness_ros.sim.spec import apartment_spec, load_world_spec, world_spec_by_name
-from harness_ros.sim.world import Pose2D, World
+from harness_ros_sim.sim.render import Renderer
+from harness_ros_sim.sim.spec import apartment_spec, load_world_spec, world_spec_by_name
+from harness_ros_sim.sim.world import Pose2D, World
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.ros
 
 STAND_IN = Path(__file__).resolve().parent / "support" / "task_stand_in.py"
 PACKAGE = Path(__file__).resolve().parents[1] / "harness_ros"
+SIM = Path(__file__).resolve().parents[1] / "sim" / "harness_ros_sim"
 
 
 @pytest.fixture
@@ -78,7 +79,7 @@ def test_the_eval_sends_a_lost_first_instruction_again(
 ) -> None:
     # Finding: EvalClient.run_task published the instruction once, after the graph match only;
     # a lost first message left the episode waiting for its whole timeout.
-    from harness_ros.ros.eval_runner import EvalClient
+    from harness_ros_sim.ros.eval_runner import EvalClient
 
     client = EvalClient(int(ros_env["ROS_DOMAIN_ID"]))
     try:
@@ -96,9 +97,9 @@ def test_the_eval_sends_a_lost_first_instruction_again(
 def test_the_demo_sends_a_lost_first_instruction_again(
     stand_in: ServerProcess, ros_env: dict[str, str], tmp_path: Path
 ) -> None:
-    from harness_ros.demo.runner import DemoOptions, DemoRunner
-    from harness_ros.demo.scenarios import DEMO_TASKS
     from harness_ros.ros.task_client import TaskClient
+    from harness_ros_sim.demo.runner import DemoOptions, DemoRunner
+    from harness_ros_sim.demo.scenarios import DEMO_TASKS
 
     task = DEMO_TASKS[1]
     assert task.operator_answer is None  # no operator stand-in process for this one
@@ -114,11 +115,11 @@ def test_the_demo_sends_a_lost_first_instruction_again(
 
 def test_the_three_entry_points_use_the_one_task_client() -> None:
     """Nothing but the task client publishes instructions or reads the node's events."""
-    users = ("commands/task.py", "demo/runner.py", "ros/eval_runner.py")
+    users = (PACKAGE / "commands/task.py", SIM / "demo/runner.py", SIM / "ros/eval_runner.py")
     for user in users:
-        text = (PACKAGE / user).read_text(encoding="utf-8")
+        text = user.read_text(encoding="utf-8")
         assert "TaskClient" in text, user
         for own_endpoint in ("/instruction", "/events", "/cancel_task", "EVENTS_QOS"):
             assert own_endpoint not in text, f"{user} talks to {own_endpoint!r} itself"
-    assert "harness_ros.commands" not in (PACKAGE / "demo" / "runner.py").read_text(encoding="utf-8")
-    assert "harness_ros.demo" not in (PACKAGE / "ros" / "eval_runner.py").read_text(encoding="utf-8")
+    assert "harness_ros.commands" not in (SIM / "demo" / "runner.py").read_text(encoding="utf-8")
+    assert "harness_ros_sim.demo" not in (SIM / "ros" / "eval_runner.py").read_text(encoding="utf-8")

@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness_ros.evaluation_suite import episode_metrics
-from harness_ros.evaluation_suite.contracts import TokenCount
 from harness_ros.harness import Harness
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
 from harness_ros.observation.contracts import Clearance, Observation, ViewImage
 from harness_ros.progress import format_event
 from harness_ros.report import render_report
 from harness_ros.tools import success, tool
+from harness_ros_sim.learning_eval import episode_metrics
+from harness_ros_sim.learning_eval.contracts import TokenCount
 
 JPEG = b"\xff\xd8\xff\xe0token-frame\xff\xd9"
 

@@ -35,7 +35,7 @@ def git(repo: str, *args: str) -> str:
 
 
 def project_sdf_files() -> list[Path]:
-    return sorted([*REPO.glob("worlds/*.sdf"), *REPO.glob("models/*/model.sdf")])
+    return sorted([*(REPO / "sim").glob("worlds/*.sdf"), *(REPO / "sim").glob("models/*/model.sdf")])
 
 
 def used_plugins() -> set[str]:
@@ -168,7 +168,7 @@ def bridge_pairs(repo: str, ref: str) -> set[tuple[str, str]]:
 def used_bridge_pairs() -> set[tuple[str, str]]:
     import yaml
 
-    entries = yaml.safe_load((REPO / "config" / "gazebo_bridge.yaml").read_text(encoding="utf-8"))
+    entries = yaml.safe_load((REPO / "sim" / "config" / "gazebo_bridge.yaml").read_text(encoding="utf-8"))
     return {(e["ros_type_name"], e["gz_type_name"]) for e in entries}
 
 

@@ -1,1 +1,0 @@
-"""ROS 2 front of the simulated robot: the ``sim_robot`` node (``harness_ros.ros.sim.node``)."""

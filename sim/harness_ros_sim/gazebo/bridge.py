@@ -1,0 +1,156 @@
+"""Write ``sim/config/gazebo_bridge.yaml``: the ros_gz_bridge mapping for the harness_robot model.
+
+    python -m harness_ros_sim.gazebo.bridge            # rewrite sim/config/gazebo_bridge.yaml
+    python -m harness_ros_sim.gazebo.bridge --check    # exit 1 if it is out of date
+
+Generated from the model's topic names (``robot_sdf.TOPICS``, ``grasp_topics``) so every
+Gazebo name matches the SDF; the ROS names are what ``config/gazebo.yaml`` and the
+``gz_manipulation`` node read. Types pair as in ros_gz_bridge's README (jazzy branch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness_ros_sim.gazebo.robot_sdf import ROBOT_NAME, TOPICS, grasp_topics
+from harness_ros_sim.gazebo.world_sdf import pose_topic
+from harness_ros_sim.sim.spec import WorldSpec, world_spec_by_name
+
+__all__ = ["ROS_TOPICS", "BridgeEntry", "bridge_entries", "bridge_yaml", "main", "ros_pose_topic"]
+
+ROS_TOPICS: dict[str, str] = {
+    "clock": "/clock",
+    "front": "/front_camera/image_raw",
+    "front_info": "/front_camera/camera_info",
+    "depth": "/front_camera/depth_image",
+    "torso": "/torso_camera/image_raw",
+    "torso_info": "/torso_camera/camera_info",
+    "wrist": "/wrist_camera/image_raw",
+    "wrist_info": "/wrist_camera/camera_info",
+    "scan": "/scan",
+    "odometry": "/odom",
+    "tf": "/tf",
+    "joint_states": "/joint_states",
+    "cmd_vel": "/cmd_vel",
+    "lift": "/lift/cmd_pos",
+}
+"""ROS topic of each bridged role (gz_manipulation's parameters default to these)."""
+
+
+def ros_pose_topic(model: str) -> str:
+    """ROS topic of a model's world pose (geometry_msgs/PoseStamped)."""
+    return f"/model_pose/{model}"
+
+
+@dataclass(frozen=True)
+class BridgeEntry:
+    ros_topic: str
+    gz_topic: str
+    ros_type: str
+    gz_type: str
+    direction: str  # GZ_TO_ROS | ROS_TO_GZ
+    comment: str = ""
+
+
+def bridge_entries(spec: WorldSpec) -> list[BridgeEntry]:
+    image, info = (
+        ("sensor_msgs/msg/Image", "gz.msgs.Image"),
+        ("sensor_msgs/msg/CameraInfo", "gz.msgs.CameraInfo"),
+    )
+    front = TOPICS["front"]
+    into_ros = "GZ_TO_ROS"
+    entries = [
+        BridgeEntry("/clock", "/clock", "rosgraph_msgs/msg/Clock", "gz.msgs.Clock", into_ros, "sim time"),
+        BridgeEntry(ROS_TOPICS["front"], f"{front}/image", *image, into_ros, "RGB-D head camera"),
+        BridgeEntry(ROS_TOPICS["front_info"], f"{front}/camera_info", *info, into_ros),
+        BridgeEntry(ROS_TOPICS["depth"], f"{front}/depth_image", *image, into_ros, "32FC1, metres"),
+        BridgeEntry(ROS_TOPICS["torso"], TOPICS["torso"], *image, into_ros, "torso camera"),
+        BridgeEntry(ROS_TOPICS["torso_info"], TOPICS["torso_info"], *info, into_ros),
+        BridgeEntry(ROS_TOPICS["wrist"], TOPICS["wrist"], *image, into_ros, "wrist camera"),
+        BridgeEntry(ROS_TOPICS["wrist_info"], TOPICS["wrist_info"], *info, into_ros),
+        BridgeEntry(
+            ROS_TOPICS["scan"], TOPICS["scan"], "sensor_msgs/msg/LaserScan", "gz.msgs.LaserScan", into_ros
+        ),
+        BridgeEntry(
+            ROS_TOPICS["odometry"], TOPICS["odometry"], "nav_msgs/msg/Odometry", "gz.msgs.Odometry", into_ros,
+            "DiffDrive odometry, odom -> base_link",
+        ),
+        BridgeEntry(ROS_TOPICS["tf"], TOPICS["tf"], "tf2_msgs/msg/TFMessage", "gz.msgs.Pose_V", into_ros),
+        BridgeEntry(
+            ROS_TOPICS["joint_states"], TOPICS["joint_states"], "sensor_msgs/msg/JointState", "gz.msgs.Model",
+            into_ros,
+        ),
+        BridgeEntry(
+            ROS_TOPICS["cmd_vel"], TOPICS["cmd_vel"], "geometry_msgs/msg/Twist", "gz.msgs.Twist", "ROS_TO_GZ",
+            "base velocity",
+        ),
+        BridgeEntry(
+            ROS_TOPICS["lift"], TOPICS["lift"], "std_msgs/msg/Float64", "gz.msgs.Double", "ROS_TO_GZ",
+            "torso lift position, 0 to 0.40 m",
+        ),
+    ]  # fmt: skip
+    pose = ("geometry_msgs/msg/PoseStamped", "gz.msgs.Pose", into_ros)
+    for model in (ROBOT_NAME, *(obj.id for obj in spec.objects)):
+        comment = "world poses of the robot and the objects" if model == ROBOT_NAME else ""
+        entries.append(BridgeEntry(ros_pose_topic(model), pose_topic(model), *pose, comment))
+    for obj in spec.objects:
+        topics = grasp_topics(obj.id)
+        empty = ("std_msgs/msg/Empty", "gz.msgs.Empty", "ROS_TO_GZ")
+        entries += [
+            BridgeEntry(topics["attach"], topics["attach"], *empty, f"grasp {obj.id}"),
+            BridgeEntry(topics["detach"], topics["detach"], *empty),
+            BridgeEntry(
+                topics["state"], topics["state"], "std_msgs/msg/String", "gz.msgs.StringMsg", "GZ_TO_ROS"
+            ),
+        ]
+    return entries
+
+
+def bridge_yaml(spec: WorldSpec) -> str:
+    lines = [
+        "# ros_gz_bridge mapping for sim/models/harness_robot in sim/worlds/apartment.sdf (Gazebo Harmonic).",
+        "# Generated by harness_ros_sim.gazebo.bridge from the model's topic names: do not edit,",
+        "# run `python -m harness_ros_sim.gazebo` to regenerate. For your own robot, copy it and",
+        "# change gz_topic_name to your model's topics (`gz topic -l` lists them).",
+    ]
+    for entry in bridge_entries(spec):
+        if entry.comment:
+            lines.append(f"# {entry.comment}")
+        lines += [
+            f"- ros_topic_name: {entry.ros_topic}",
+            f"  gz_topic_name: {entry.gz_topic}",
+            f"  ros_type_name: {entry.ros_type}",
+            f"  gz_type_name: {entry.gz_type}",
+            f"  direction: {entry.direction}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def default_output() -> Path:
+    return Path(__file__).resolve().parents[2] / "config" / "gazebo_bridge.yaml"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write the ros_gz_bridge mapping of harness_robot.")
+    parser.add_argument("--world", default="apartment", help="world whose objects get grasp topics")
+    parser.add_argument("--output", type=Path, help="YAML file (default: sim/config/gazebo_bridge.yaml)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the file differs, write nothing")
+    args = parser.parse_args(argv)
+    output = args.output or default_output()
+    text = bridge_yaml(world_spec_by_name(args.world))
+    if args.check:
+        if not output.is_file() or output.read_text(encoding="utf-8") != text:
+            sys.stderr.write(f"{output} is out of date: run python -m {__name__}\n")
+            return 1
+        sys.stdout.write(f"{output} is up to date\n")
+        return 0
+    output.write_text(text, encoding="utf-8")
+    sys.stdout.write(f"wrote {output}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

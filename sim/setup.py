@@ -1,0 +1,63 @@
+"""ament_python package setup for harness_ros_sim (colcon on a ROS install, pip in a venv).
+
+The simulated robots of harness_ros, as a package that depends on it: every capability
+it adds reaches the harness through an entry point, as a user's own package would.
+"""
+
+from __future__ import annotations
+
+from glob import glob
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+PACKAGE = "harness_ros_sim"
+
+
+def tree(folder: str) -> list[tuple[str, list[str]]]:
+    """Map every file under ``folder`` to share/harness_ros_sim/<folder>/..., keeping sub-folders."""
+    entries: dict[str, list[str]] = {}
+    for path in sorted(Path(folder).rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            target = str(Path("share") / PACKAGE / path.parent)
+            entries.setdefault(target, []).append(str(path))
+    return sorted(entries.items())
+
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    package_data={PACKAGE: ["py.typed"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        # Gazebo: the launch file, the generated world, robot model and bridge file.
+        (f"share/{PACKAGE}/launch", glob("launch/*.py")),
+        *tree("config"),
+        *tree("worlds"),
+        *tree("models"),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=False,
+    maintainer="harness_ros developers",
+    maintainer_email="dev@harness-ros.local",
+    description="harness_ros simulated robots: the kinematic sim, Gazebo, the demo and the learning eval.",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "sim_robot = harness_ros_sim.ros.sim.node:main",
+            "gz_manipulation = harness_ros_sim.ros.gz.node:main",
+        ],
+        "harness_ros.plugins": [
+            "demo = harness_ros_sim.demo.plugin:register",
+            "sim = harness_ros_sim.ros.sim.plugin:register",
+        ],
+        # Sub-commands of `harness-ros`: each module has register(subparsers).
+        "harness_ros.commands": [
+            "demo = harness_ros_sim.commands.demo",
+            "eval = harness_ros_sim.commands.eval",
+            "sim = harness_ros_sim.commands.sim",
+        ],
+    },
+)
