@@ -55,10 +55,6 @@ __all__ = [
     "url_problem",
 ]
 
-DEMO_MODEL = "harness_demo/scripted"
-"""litellm model string of the scripted demo policy (not a language model)."""
-
-
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -88,8 +84,8 @@ class ModelConfig(_Model):
     model: str | None = Field(
         default=None,
         description="litellm model string (openai/gpt-4o-mini, anthropic/..., ollama/...). "
-        "HARNESS_MODEL overrides it. Unset: the node starts but refuses tasks. "
-        f"{DEMO_MODEL}: the simulator's scripted demo policy (not a language model; sim tools only).",
+        "HARNESS_MODEL overrides it. Unset: the node starts but refuses tasks. A plugin may add "
+        "a provider of its own (the repository's simulated robots add their scripted demo policy).",
     )
     api_base: str | None = Field(
         default=None, description="Base URL of the model server (http:// or https://), e.g. a local one."
@@ -786,7 +782,11 @@ class EvaluatorConfig(_Model):
         ),
     )
     model: str | None = Field(default=None, description="Model for the evaluator; default: the main model.")
-    ground_truth_topic: str = Field(default="/sim/ground_truth", description="For kind 'sim'.")
+    options: dict[str, str | bool | int | float] = Field(
+        default_factory=dict,
+        description="Settings of an evaluator kind a plugin registers, read and checked by that "
+        "plugin when the node builds the evaluator (a key it does not know is refused there).",
+    )
     max_segments: int = Field(default=5, ge=1, description="Bound on 'process' verdicts per run_id.")
     state: dict[str, StateSourceConfig] = Field(
         default_factory=dict,
@@ -1170,6 +1170,7 @@ YAML_STRING_KEYS = frozenset(
         "plugins",
         "evaluator.state",
         "evaluator.evidence",
+        "evaluator.options",
     }
 )
 """Keys whose value is a list or a free-form mapping: one ROS parameter holding YAML text."""

@@ -20,7 +20,8 @@ from harness_ros import errors
 from harness_ros.errors import HarnessError
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGE = REPO / "harness_ros"
+PACKAGES = (REPO / "harness_ros", REPO / "sim" / "harness_ros_sim")
+"""The harness and its simulated robots: both raise the one error tree."""
 
 EXEMPT = {
     "harness_ros/skills/session.py:_RefusedError": (
@@ -53,7 +54,7 @@ def _looks_like_exception(node: ast.ClassDef) -> bool:
 def exception_classes() -> list[tuple[str, str, int, bool]]:
     """(file, class name, line, defined at module level) for every exception-like class."""
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(path for package in PACKAGES for path in package.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         top = {id(node) for node in tree.body}
         rel = path.relative_to(REPO).as_posix()
@@ -67,6 +68,8 @@ def exception_classes() -> list[tuple[str, str, int, bool]]:
 
 def _module(file: str) -> str:
     parts = list(Path(file).with_suffix("").parts)
+    if parts[0] == "sim":  # sim/harness_ros_sim/...: the sim package's folder is not a module
+        parts = parts[1:]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 

@@ -359,7 +359,9 @@ def test_config_binds_exactly_the_actions_the_node_serves() -> None:
     assert set(bound) == set(served)
     for action, kind in served.items():
         assert bound[action] == f"harness_sim_msgs/action/{kind.__name__}"
-    assert config.evaluator.kind == "sim" and config.evaluator.ground_truth_topic == "/gz/ground_truth"
+    assert config.evaluator.kind == "sim" and config.evaluator.options == {
+        "ground_truth_topic": "/gz/ground_truth"
+    }
 
 
 def test_fetch_in_gazebo_fails_and_succeeds_like_the_sim(world: tuple[FakeGazebo, Client]) -> None:

@@ -90,7 +90,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
 """harness_ros's parts by layer, lowest first. A part may import its own layer and those below."""
 
 SIM_LAYERS: list[tuple[str, frozenset[str]]] = [
-    ("package", frozenset({SIM_PACKAGE})),
+    ("package", frozenset({SIM_PACKAGE, "names"})),
     ("simulated world", frozenset({"sim", "gazebo", "learning_eval"})),
     ("simulated robots on ROS", frozenset({"ros"})),
     ("demo", frozenset({"demo"})),
@@ -364,6 +364,20 @@ def test_the_harness_never_imports_the_sim_package() -> None:
             imports += [Import(rel, node.lineno, rel, name, False) for name in names]
     wrong = [item.where() for item in imports if item.imported.split(".")[0] == SIM_PACKAGE]
     assert not wrong, "harness_ros imports the sim package:\n" + "\n".join(wrong)
+
+
+def test_no_module_of_the_harness_names_the_sim_or_the_demo() -> None:
+    """The harness's code knows nothing of the package's simulated robots: not their
+    interface package, their topics, their model provider or their module paths. (Data
+    files, docs and the example configs may name them.)"""
+    names = ("harness_sim_msgs", "/sim/", "harness_demo", SIM_PACKAGE, "sim_robot", "gz_manipulation")
+    wrong = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in sorted((REPO / PACKAGE).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if any(name in line for name in names)
+    ]
+    assert not wrong, "the harness names the sim or the demo:\n" + "\n".join(wrong)
 
 
 def test_every_allowance_is_still_needed() -> None:

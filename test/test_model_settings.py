@@ -21,6 +21,7 @@ from harness_ros.model import (
     model_takes_images,
     validate_model_settings,
 )
+from harness_ros.plugins import model_provider
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -212,15 +213,20 @@ def test_a_differing_evaluator_model_is_checked_too(tmp_path: Path, monkeypatch:
 
 # ---------------------------------------------------------------------- scripted policy
 def test_the_sim_config_may_use_the_scripted_policy() -> None:
-    (setting,) = validate_model_settings(load_config(SIM), require_model=True)
-    assert (setting.name, setting.provider) == ("harness_demo/scripted", "scripted")
+    (setting,) = validate_model_settings(load_config(SIM), require_model=True, providers=model_provider)
+    assert (setting.name, setting.provider, setting.kind) == (
+        "harness_demo/scripted",
+        "harness_demo",
+        "scripted",
+    )
+    assert setting.note == "scripted demo policy, not a language model"  # the plugin's own label
 
 
 def test_the_scripted_policy_refuses_tools_that_are_not_the_sims(tmp_path: Path) -> None:
     mixed = config(tmp_path, model={"model": "harness_demo/scripted"}, tools=[SIM_TOOL, ROBOT_TOOL])
     for refuse in (
-        lambda: validate_model_settings(mixed, require_model=True),
-        lambda: build_model(mixed),
+        lambda: validate_model_settings(mixed, require_model=True, providers=model_provider),
+        lambda: build_model(mixed, providers=model_provider),
     ):
         with pytest.raises(ConfigError) as err:
             refuse()
@@ -235,9 +241,9 @@ def test_the_scripted_policy_on_a_robot_config_without_sim_tools_refuses_to_star
 ) -> None:
     monkeypatch.setenv("HARNESS_MODEL", "harness_demo/scripted")
     with pytest.raises(ConfigError, match=r"^HARNESS_MODEL 'harness_demo/scripted' is the scripted demo"):
-        validate_model_settings(load_config(EXAMPLE), require_model=True)
+        validate_model_settings(load_config(EXAMPLE), require_model=True, providers=model_provider)
     # Offline consolidation (replay, memory) binds no tools: the policy may serve it there.
-    assert build_model(config(tmp_path)).name == "harness_demo/scripted"
+    assert build_model(config(tmp_path), providers=model_provider).name == "harness_demo/scripted"
 
 
 # ---------------------------------------------------------------------- --online
@@ -324,7 +330,7 @@ def test_a_local_openai_compatible_server_is_text_only_unless_configured(
     ],
 )
 def test_model_vision_setting(model: str, vision: Any, takes: bool) -> None:
-    assert model_takes_images(ModelConfig(model=model, vision=vision), model) is takes
+    assert model_takes_images(ModelConfig(model=model, vision=vision), model, model_provider) is takes
 
 
 def test_a_text_only_model_cannot_be_its_own_image_evaluator(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from harness_ros.errors import ConfigError
 from harness_ros.harness import Harness
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage
 from harness_ros.observation.contracts import Clearance, Observation
-from harness_ros.plugins import ObservationWithExtras, load_plugins
+from harness_ros.plugins import ObservationWithExtras, PluginRegistry, load_plugins
 from harness_ros.tools import success, tool
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,7 +110,31 @@ def test_the_package_registers_its_sim_and_demo_through_entry_points() -> None:
     plugins = load_plugins()
     assert {"demo", "sim"} <= set(plugins.loaded)
     assert "sim" in plugins.evaluators
-    assert "harness_demo" in plugins.model_providers
+    demo = plugins.model_providers["harness_demo"]
+    # Registered as what it is: not a language model, with the label every output uses.
+    assert demo.language_model is False and demo.label == "scripted demo policy, not a language model"
+    assert demo.config_problem is not None
+
+
+def test_a_provider_that_is_not_a_language_model_must_say_how_it_is_named() -> None:
+    registry = PluginRegistry()
+    with pytest.raises(ValueError, match="'mine': a provider that is not a language model needs a label"):
+        registry.add_model_provider("mine", lambda litellm: None, language_model=False)
+    registry.add_model_provider("llm", lambda litellm: None)  # a language model needs none
+    assert registry.model_providers["llm"].language_model is True
+
+
+def test_the_sim_evaluator_reads_its_own_options_and_refuses_others() -> None:
+    from harness_ros_sim.ros.sim.plugin import ground_truth_topic
+
+    assert ground_truth_topic({}) == "/sim/ground_truth"
+    assert ground_truth_topic({"ground_truth_topic": "/gz/ground_truth"}) == "/gz/ground_truth"
+    with pytest.raises(
+        ConfigError, match=r"^evaluator\.options\.topic: unknown option for evaluator\.kind 'sim'"
+    ):
+        ground_truth_topic({"topic": "/x"})
+    with pytest.raises(ConfigError, match=r"^evaluator\.options\.ground_truth_topic: expected a ROS topic"):
+        ground_truth_topic({"ground_truth_topic": "not a topic"})
 
 
 def _imports(path: Path) -> set[str]:

@@ -32,8 +32,8 @@ from harness_ros.memory.contracts import DurableMemoryEntry, ToolExperienceEntry
 from harness_ros.model.contracts import ModelReply, ToolCall
 from harness_ros.observation.contracts import Clearance, DepthSummary, Observation, ViewImage
 from harness_ros.observation.pipeline import encode_jpeg, render_depth_preview, summarize_depth
+from harness_ros.plugins import model_provider
 from harness_ros.report import (
-    DEMO_POLICY_LABEL,
     REPORT_FILE,
     ReportError,
     model_label,
@@ -41,6 +41,7 @@ from harness_ros.report import (
     write_report,
 )
 from harness_ros.tools import FeedbackSink, failure, success, tool
+from harness_ros_sim.names import POLICY_LABEL
 
 INSTRUCTION = "Bring the red cup <script>document.title='pwned'</script> & tell me"
 FINAL = "I picked up the red cup. <b>Done</b>"
@@ -219,7 +220,7 @@ def test_header_shows_instruction_status_model_and_turns(run_dir: Path) -> None:
     )
     assert "<script" not in page  # the instruction is text, and the page has no script of its own
     assert "scripted/report-test" in page
-    assert DEMO_POLICY_LABEL not in page  # only the demo policy is labelled so
+    assert POLICY_LABEL not in page  # only the demo policy is labelled so
     assert "<dt>Turns</dt><dd>4 (limit" in page
     assert page.count('<section class="turn"') == 4
 
@@ -351,21 +352,33 @@ def test_payloads_of_the_wrong_shape_still_render(run_dir: Path, tmp_path: Path,
 @pytest.mark.parametrize(
     ("model", "label"),
     [
-        ("harness_demo/fetch", f"{DEMO_POLICY_LABEL} (harness_demo/fetch)"),
+        ("harness_demo/fetch", f"{POLICY_LABEL} (harness_demo/fetch)"),
         ("openai/gpt-4o-mini", "openai/gpt-4o-mini"),
         ("", "not recorded"),
     ],
 )
 def test_model_label(model: str, label: str) -> None:
-    assert model_label(model) == label
+    # The label comes from the installed plugin that registered the provider as scripted.
+    assert model_label(model, model_provider) == label
+
+
+def test_a_scripted_provider_is_labelled_by_its_own_plugin() -> None:
+    from harness_ros.model.contracts import ModelProvider
+
+    def lookup(prefix: str) -> ModelProvider | None:
+        return ModelProvider(lambda litellm: None, False, "a test script") if prefix == "mine" else None
+
+    assert model_label("mine/x", lookup) == "a test script (mine/x)"
+    assert model_label("harness_demo/fetch", lookup) == "harness_demo/fetch"  # not this lookup's
+    assert model_label("mine/x") == "mine/x"  # no lookup: nothing is known of the provider
 
 
 def test_demo_policy_is_announced_in_the_header(tmp_path: Path) -> None:
     event = {"type": "task_started", "task_id": "demo", "turn": None, "time": 1.0}
     event["data"] = {"instruction": "fetch", "model": "harness_demo/fetch"}
     (tmp_path / "events.jsonl").write_text(json.dumps(event) + "\n", encoding="utf-8")
-    page = render_report(tmp_path)
-    assert f"<dt>Model</dt><dd>{DEMO_POLICY_LABEL} (harness_demo/fetch)</dd>" in page
+    page = render_report(tmp_path, model_provider)
+    assert f"<dt>Model</dt><dd>{POLICY_LABEL} (harness_demo/fetch)</dd>" in page
     assert "The task ended before its first turn." in page
 
 

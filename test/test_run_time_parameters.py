@@ -104,7 +104,7 @@ def test_a_participant_cannot_repoint_the_model_and_a_reconfigure_keeps_the_star
             "record.path": str(tmp_path / "elsewhere"),
             "record.keep": 1,
             "evaluator.kind": "none",
-            "evaluator.ground_truth_topic": "/fake_truth",
+            "evaluator.options": "ground_truth_topic: /fake_truth\n",
             "memory.dir": str(tmp_path / "other_memory"),
             "harness.runs_dir": str(tmp_path / "other_runs"),
             "skills.dir": str(tmp_path / "other_skills"),

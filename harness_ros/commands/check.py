@@ -106,7 +106,7 @@ def summarize_memory(folder: Path) -> MemorySummary:
 
 def _describe_model(setting: ModelSetting) -> str:
     origin = " (from HARNESS_MODEL)" if setting.key == "HARNESS_MODEL" else ""
-    if setting.provider == "scripted":
+    if setting.kind == "scripted":
         return f"{setting.name}{origin}: {setting.note}"
     details = f"provider {setting.provider}" + (f", {setting.note}" if setting.note else "")
     return f"{setting.name}{origin} [{details}]"
@@ -177,7 +177,7 @@ def run_check(args: argparse.Namespace) -> int:
     from harness_ros.errors import ConfigError, HarnessError
     from harness_ros.model import validate_model_settings
     from harness_ros.paths import default_config_path, display_path
-    from harness_ros.plugins import load_plugins
+    from harness_ros.plugins import load_plugins, model_provider
     from harness_ros.profile import load_embodiment_profile_document_from_config
     from harness_ros.skills import SkillCatalog
     from harness_ros.startup import check_evaluator_kind, model_visible_views, select_views
@@ -201,7 +201,7 @@ def run_check(args: argparse.Namespace) -> int:
     # A model problem is reported after everything else was checked and printed.
     model_problem: str | None = None
     try:
-        settings = validate_model_settings(config, require_model=True)
+        settings = validate_model_settings(config, require_model=True, providers=model_provider)
     except HarnessError as err:
         model_problem = str(err)
         settings = []

@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness_ros.plugins import model_provider
     from harness_ros.report import write_report
 
-    print(write_report(args.run_dir, args.output))
+    print(write_report(args.run_dir, args.output, providers=model_provider))
     return 0

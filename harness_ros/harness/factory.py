@@ -91,6 +91,8 @@ def build_harness(
         ),
         # Only the configured model's name says what it can take (a given chat object's
         # name may be anything); without images the observation says the views are not shown.
-        model_vision=model_takes_images(config.model, config.effective_model() or getattr(chat, "name", "")),
+        model_vision=model_takes_images(
+            config.model, config.effective_model() or getattr(chat, "name", ""), model_provider
+        ),
         robot_state=robot_state,
     )

@@ -5,10 +5,55 @@ Messages and tool definitions use the OpenAI chat format (what litellm speaks).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-__all__ = ["ChatModel", "ModelReply", "ToolCall", "Usage", "count_images"]
+__all__ = [
+    "ChatModel",
+    "ConfigProblem",
+    "ModelKind",
+    "ModelProvider",
+    "ModelReply",
+    "ProviderLookup",
+    "ToolCall",
+    "Usage",
+    "count_images",
+]
+
+ModelKind = Literal["litellm", "local", "scripted", "replay"]
+"""What decides: a language model through litellm, the local model the node serves, a
+script a plugin provides (not a language model), or recorded replies."""
+
+ConfigProblem = Callable[[Any, str, str, bool], "str | None"]
+"""(config, the key that chose the model, the model string, whether the config must bind
+tools the provider drives) -> why the provider may not run with this config, or None."""
+
+
+@dataclass(frozen=True)
+class ModelProvider:
+    """A litellm custom provider a plugin adds: models ``<prefix>/...`` use it.
+
+    The harness knows a provider only through this: whether it is a language model, how
+    to name it when it is not, and which configs it refuses (a script written for one
+    simulated robot must never drive another robot)."""
+
+    register: Callable[[Any], None]
+    """Registers the provider on the ``litellm`` module it is given."""
+    language_model: bool = True
+    """False: a script, not a language model; its decisions are labelled so everywhere,
+    and it is given the camera images (it ignores or reads them; nothing is billed)."""
+    label: str = ""
+    """How ``check``, reports and the eval name a provider that is not a language model."""
+    config_problem: ConfigProblem | None = None
+    """Why it may not run with a config, or None (see ``ConfigProblem``)."""
+
+
+ProviderLookup = Callable[[str], "ModelProvider | None"]
+"""A provider prefix -> the plugin provider of that name, or None when no plugin has one.
+
+The plugins hand it in (``harness_ros.plugins.model_provider``) where a model is built or
+checked, so the model layer never imports the plugins' layer."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness_ros.errors import HarnessError, LLMError
-from harness_ros.model.contracts import ChatModel, ModelReply, ToolCall, Usage, count_images
+from harness_ros.model.contracts import ChatModel, ModelReply, ProviderLookup, ToolCall, Usage, count_images
 from harness_ros.model.endpoints import served_on_this_machine
 from harness_ros.model.json_parsing import parse_json_loose
 from harness_ros.model.text_calls import recover_text_calls
@@ -37,11 +37,8 @@ if TYPE_CHECKING:
     from harness_ros.model.recording import ModelRecorder
 
 __all__ = [
-    "DEMO_PREFIX",
     "LiteLLMModel",
     "PromptCache",
-    "ProviderLookup",
-    "ProviderRegistration",
     "add_cache_breakpoints",
     "complete_json",
     "import_litellm",
@@ -51,16 +48,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEMO_PREFIX = "harness_demo/"
-"""Model strings served by the scripted demo policy (a litellm custom provider)."""
-
-ProviderRegistration = Callable[[Any], None]
-"""Registers a litellm custom provider on the ``litellm`` module it is given."""
-ProviderLookup = Callable[[str], ProviderRegistration | None]
-"""A provider prefix -> the registration that provides it, or None when nothing does.
-
-The plugins hand it in (``harness_ros.plugins.model_provider``: the installed plugins'
-providers) where a model is built, so this adapter never imports the plugins' layer."""
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 PromptCache = Literal["auto", "on", "off"]
@@ -82,38 +69,35 @@ def import_litellm() -> Any:
 def _ensure_plugin_provider(litellm: Any, model: str, providers: ProviderLookup | None) -> None:
     """Register the plugin that provides ``model``'s litellm provider, once per process.
 
-    Custom providers (the scripted demo policy is ``harness_demo``) come from plugins,
-    through ``providers``; standard providers need nothing here.
+    Custom providers come from plugins, through ``providers``; standard providers need
+    nothing here.
     """
     prefix = model.split("/", 1)[0]
     with _REGISTER_LOCK:
         if any(item.get("provider") == prefix for item in litellm.custom_provider_map or []):
             return
-        register = None
+        provider = None
         if providers is not None:
             try:
-                register = providers(prefix)
+                provider = providers(prefix)
             except HarnessError as err:
                 raise LLMError(f"Model {model!r}: plugins could not be loaded: {err}") from None
-        if register is not None:
+        if provider is not None:
             try:
-                register(litellm)
+                provider.register(litellm)
             except Exception as err:  # a provider plugin that cannot register: one clear error
                 raise LLMError(
                     f"Model {model!r}: its provider plugin failed: {type(err).__name__}: {err}"
                 ) from err
-        elif model.startswith(DEMO_PREFIX) and providers is None:
-            msg = (
-                f"Model {DEMO_PREFIX}...: its provider comes from the demo plugin, and this model was "
-                "built without the plugins' providers (providers=harness_ros.plugins.model_provider)"
+        elif "/" in model and prefix not in (litellm.provider_list or ()):
+            # litellm would say "Unmapped LLM provider" on the first call; say where it comes from.
+            where = (
+                "this model was built without the plugins' providers "
+                "(providers=harness_ros.plugins.model_provider)"
+                if providers is None
+                else "no installed plugin adds it (entry points in the group harness_ros.plugins)"
             )
-            raise LLMError(msg)
-        elif model.startswith(DEMO_PREFIX):
-            msg = (
-                f"Model {DEMO_PREFIX}...: the demo plugin (entry point 'demo' in harness_ros.plugins) "
-                "is not installed"
-            )
-            raise LLMError(msg)
+            raise LLMError(f"Model {model!r}: litellm has no provider {prefix!r}, and {where}")
 
 
 def _status_code(err: BaseException) -> int | None:
@@ -182,8 +166,6 @@ def needs_cache_markers(litellm: Any, model: str, api_base: str | None = None) -
     ``cache_control`` breakpoints (Anthropic, Bedrock, Vertex AI). Providers that cache
     prefixes on their own (OpenAI, DeepSeek, ...) need nothing. On Bedrock, litellm itself
     leaves the markers out for models its cost map lists without prompt caching."""
-    if model.startswith(DEMO_PREFIX):
-        return False
     try:
         # get_llm_provider prints a provider list to stdout when it cannot resolve a name.
         with contextlib.redirect_stdout(io.StringIO()):
@@ -325,7 +307,7 @@ class LiteLLMModel:
         self.prompt_cache: PromptCache = prompt_cache
         self._markers: bool | None = None
         self._providers = providers
-        """Where a custom provider prefix (``harness_demo/``) finds its plugin; None: nowhere."""
+        """Where a custom provider prefix finds its plugin; None: nowhere."""
         if json_mode not in ("auto", "on", "off"):
             raise ValueError(f"json_mode must be 'auto', 'on' or 'off', got {json_mode!r}")
         self.json_mode: JsonMode = json_mode

@@ -4,8 +4,10 @@
 
 - no model at all is its own state (``NO_MODEL_MESSAGE``): the node starts and refuses
   tasks, ``check`` fails with that message;
-- ``harness_demo/...`` (the scripted demo policy) is accepted only with the simulator's
-  own tools bound, so a script written for the sim never drives a real robot;
+- a model of a plugin provider that is not a language model (a script) is checked by
+  that provider (``ModelProvider.config_problem``): the repository's demo policy, for
+  one, refuses every config that binds a tool its simulator does not serve, so a script
+  written for the sim never drives a real robot;
 - any other string must name a provider litellm knows (its own provider resolution),
   the provider's environment variables must be set (litellm's environment validation),
   and ``model.api_key_env`` must name a variable that is set.
@@ -28,32 +30,30 @@ from typing import TYPE_CHECKING, Any
 
 from harness_ros.errors import ConfigError, LLMError
 from harness_ros.local_model.catalog import LOCAL_PREFIX
-from harness_ros.model.contracts import ChatModel, ModelReply
+from harness_ros.model.contracts import ChatModel, ModelKind, ModelProvider, ModelReply, ProviderLookup
 from harness_ros.model.endpoints import served_on_this_machine
-from harness_ros.model.litellm_model import DEMO_PREFIX, import_litellm
+from harness_ros.model.litellm_model import import_litellm
 
 if TYPE_CHECKING:
-    from harness_ros.config import HarnessConfig, ModelConfig, ToolBinding
+    from harness_ros.config import HarnessConfig, ModelConfig
 
 __all__ = [
     "NO_MODEL_MESSAGE",
     "REPLAY_PREFIX",
-    "SIM_INTERFACE_PACKAGE",
     "ModelSetting",
     "ProbeResult",
     "UnconfiguredModel",
     "model_key",
+    "model_kind",
     "model_takes_images",
+    "plugin_provider",
     "probe_model",
-    "scripted_policy_problem",
+    "provider_problem",
     "validate_model_settings",
 ]
 
 _EXAMPLES = "e.g. openai/gpt-4o-mini, anthropic/..., ollama/..."
 NO_MODEL_MESSAGE = f"no model configured: set model.model or HARNESS_MODEL ({_EXAMPLES})"
-SIM_INTERFACE_PACKAGE = "harness_sim_msgs"
-"""The simulator's interface package: a tool typed from it is one of the sim's own tools."""
-
 REPLAY_PREFIX = "replay/"
 """``replay/<path to a recording.jsonl>`` selects ``ReplayModel`` (relative paths: cwd)."""
 _OLLAMA_PROVIDERS = frozenset({"ollama", "ollama_chat"})
@@ -70,10 +70,11 @@ class ModelSetting:
     """Where the string came from: model.model, HARNESS_MODEL or evaluator.model."""
     name: str
     provider: str
-    """litellm's provider, 'scripted' (the demo policy) or 'replay'."""
+    """litellm's provider, the plugin provider's prefix, 'local' or 'replay'."""
     sees_images: bool
     """The harness sends it camera images (views configured, or it is the evaluator)."""
     note: str = ""
+    kind: ModelKind = "litellm"
 
 
 class UnconfiguredModel:
@@ -91,11 +92,45 @@ class UnconfiguredModel:
         raise LLMError(NO_MODEL_MESSAGE)
 
 
-def model_takes_images(config: ModelConfig, name: str | None) -> bool:
+def plugin_provider(name: str, providers: ProviderLookup | None) -> ModelProvider | None:
+    """The plugin provider of model string ``name`` (its part before '/'), or None."""
+    prefix, slash, _ = name.strip().partition("/")
+    if providers is None or not slash or not prefix:
+        return None
+    return providers(prefix)
+
+
+def model_kind(name: str, providers: ProviderLookup | None = None) -> ModelKind:
+    """What decides for model string ``name``: the one place that reads a model string's kind."""
+    if name.startswith(REPLAY_PREFIX):
+        return "replay"
+    if name.startswith(LOCAL_PREFIX):
+        return "local"
+    provider = plugin_provider(name, providers)
+    if provider is not None and not provider.language_model:
+        return "scripted"
+    return "litellm"
+
+
+def provider_problem(
+    config: HarnessConfig, key: str, name: str, providers: ProviderLookup | None, *, require_tools: bool
+) -> str | None:
+    """Why model ``name``'s plugin provider refuses this config, or None (no plugin provider,
+    or one that accepts it). ``require_tools``: the node and ``check`` (a script for a robot
+    has nothing to do without that robot's tools); offline consolidation binds none."""
+    provider = plugin_provider(name, providers)
+    if provider is None or provider.config_problem is None:
+        return None
+    return provider.config_problem(config, key, name, require_tools)
+
+
+def model_takes_images(
+    config: ModelConfig, name: str | None, providers: ProviderLookup | None = None
+) -> bool:
     """Whether the harness may send images to model ``name`` (``model.vision``).
 
-    ``auto``: the scripted demo policy and recordings take them (they ignore or replay
-    them); an OpenAI-compatible server on this machine is text-only (its name says nothing
+    ``auto``: a scripted provider and recordings take them (they ignore or replay them);
+    an OpenAI-compatible server on this machine is text-only (its name says nothing
     about the model behind it); otherwise litellm's ``supports_vision``, and a model
     litellm does not know is text-only. Never raises."""
     if config.vision != "auto":
@@ -103,7 +138,7 @@ def model_takes_images(config: ModelConfig, name: str | None) -> bool:
     name = (name or "").strip()
     if not name:
         return False
-    if name.startswith((DEMO_PREFIX, REPLAY_PREFIX)):
+    if model_kind(name, providers) in ("scripted", "replay"):
         return True
     if served_on_this_machine(name, config.api_base):
         return False
@@ -119,45 +154,13 @@ def model_key(config: HarnessConfig) -> str:
     return "HARNESS_MODEL" if (os.environ.get("HARNESS_MODEL") or "").strip() else "model.model"
 
 
-def _is_sim_tool(tool: ToolBinding) -> bool:
-    return tool.type.split("/", 1)[0] == SIM_INTERFACE_PACKAGE
-
-
-def scripted_policy_problem(
-    config: HarnessConfig, key: str, name: str, *, require_sim_tools: bool
-) -> str | None:
-    """Why the scripted demo policy may not run with this config, or None.
-
-    Any bound tool that is not the sim's is refused. ``require_sim_tools`` (the node,
-    ``check``) also refuses a config that binds no sim tool: the policy is a script
-    for the simulator and has nothing to do anywhere else. Offline consolidation
-    (replay, ``memory consolidate``) binds no tools and may use it.
-    """
-    if not name.startswith(DEMO_PREFIX):
-        return None
-    foreign = [tool for tool in config.tools if not _is_sim_tool(tool)]
-    if foreign:
-        listed = ", ".join(f"{tool.name} ({tool.type})" for tool in foreign)
-        noun = "tool {} is" if len(foreign) == 1 else "tools {} are"
-        detail = f"{noun.format(listed)} not the simulator's ({SIM_INTERFACE_PACKAGE})"
-    elif require_sim_tools and not config.tools:
-        detail = f"this config binds no tool of the simulator ({SIM_INTERFACE_PACKAGE})"
-    else:
-        return None
-    return (
-        f"{key} {name!r} is the scripted demo policy, not a language model; it only drives "
-        f"the simulated robot (config/sim.yaml, harness-ros demo, harness-ros eval), and {detail}. "
-        f"Set model.model or HARNESS_MODEL to a language model ({_EXAMPLES})"
-    )
-
-
-def _main_sees_images(config: HarnessConfig, key: str, main: str) -> bool:
+def _main_sees_images(config: HarnessConfig, key: str, main: str, providers: ProviderLookup | None) -> bool:
     # The node refuses a profile view without a topic, so configured views are what it sends
     # (to a model that takes images); a model evaluator on the main model judges camera images.
     judges = config.evaluator.kind == "model" and config.evaluator.model in (None, main)
-    if main.startswith(REPLAY_PREFIX) or not (judges or config.observations.views):
+    if model_kind(main, providers) == "replay" or not (judges or config.observations.views):
         return judges or bool(config.observations.views)
-    takes = model_takes_images(config.model, main)
+    takes = model_takes_images(config.model, main, providers)
     if judges and not takes:
         how = (
             "model.vision is false"
@@ -172,13 +175,15 @@ def _main_sees_images(config: HarnessConfig, key: str, main: str) -> bool:
     return takes
 
 
-def _models_in_use(config: HarnessConfig) -> list[tuple[str, str, str, bool]]:
+def _models_in_use(
+    config: HarnessConfig, providers: ProviderLookup | None
+) -> list[tuple[str, str, str, bool]]:
     """(role, key, name, sees_images) of each distinct model the config uses."""
     found: list[tuple[str, str, str, bool]] = []
     main = config.effective_model()
     if main is not None:
         key = model_key(config)
-        found.append(("model", key, main, _main_sees_images(config, key, main)))
+        found.append(("model", key, main, _main_sees_images(config, key, main, providers)))
     evaluator = config.evaluator.model
     if config.evaluator.kind == "model" and evaluator and evaluator != main:
         found.append(("evaluator", "evaluator.model", evaluator, True))
@@ -248,42 +253,52 @@ def _check_litellm_model(
 
 
 def validate_model_settings(
-    config: HarnessConfig, *, require_model: bool, env: Mapping[str, str] | None = None
+    config: HarnessConfig,
+    *,
+    require_model: bool,
+    env: Mapping[str, str] | None = None,
+    providers: ProviderLookup | None = None,
 ) -> list[ModelSetting]:
     """Check every model the config uses, without calling any of them.
 
     ``require_model``: no model at all is an error (``check``); otherwise it is the
     node's "start, refuse tasks" state and only the models that are set are checked.
+    ``providers``: the plugins' model providers (``harness_ros.plugins.model_provider``).
     """
     environ = os.environ if env is None else env
-    in_use = _models_in_use(config)
+    in_use = _models_in_use(config, providers)
     if require_model and config.effective_model() is None:
         raise ConfigError(NO_MODEL_MESSAGE)
     settings: list[ModelSetting] = []
     litellm: Any = None
     api_key: str | None = None
     for role, key, name, sees_images in in_use:
-        if name.startswith(REPLAY_PREFIX):
+        kind = model_kind(name, providers)
+        if kind == "replay":
             path = Path(name.removeprefix(REPLAY_PREFIX))
             if not path.is_file():
                 raise ConfigError(f"{key} {name!r}: the recording {str(path)!r} does not exist")
-            settings.append(ModelSetting(role, key, name, "replay", sees_images, "recorded replies"))
+            settings.append(
+                ModelSetting(role, key, name, "replay", sees_images, "recorded replies", "replay")
+            )
             continue
-        problem = scripted_policy_problem(config, key, name, require_sim_tools=True)
+        problem = provider_problem(config, key, name, providers, require_tools=True)
         if problem is not None:
             raise ConfigError(problem)
-        if name.startswith(LOCAL_PREFIX):
+        if kind == "local":
             from harness_ros.local_model.serving import local_model_problem
 
             local_problem = local_model_problem(key, name)
             if local_problem is not None:
                 raise ConfigError(local_problem)
             note = "served by the node with llama.cpp on 127.0.0.1 for its lifetime (text-only)"
-            settings.append(ModelSetting(role, key, name, "local", False, note))
+            settings.append(ModelSetting(role, key, name, "local", False, note, "local"))
             continue
-        if name.startswith(DEMO_PREFIX):
-            note = "the scripted demo policy, not a language model"
-            settings.append(ModelSetting(role, key, name, "scripted", sees_images, note))
+        plugin = plugin_provider(name, providers)
+        if kind == "scripted" and plugin is not None:
+            note = plugin.label
+            prefix = name.partition("/")[0]
+            settings.append(ModelSetting(role, key, name, prefix, sees_images, note, "scripted"))
             continue
         if litellm is None:
             api_key = _api_key(config, environ)

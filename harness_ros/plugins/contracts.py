@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness_ros.hooks.contracts import PreExecutionHook
+from harness_ros.model.contracts import ConfigProblem, ModelProvider
 from harness_ros.tools.contracts import Tool
 
 __all__ = [
     "EvaluatorContext",
     "EvaluatorFactory",
+    "ModelProvider",
     "ObservationExtra",
     "PluginAdditions",
     "PluginRegistry",
@@ -72,7 +74,7 @@ class PluginRegistry:
     tools: list[Tool] = field(default_factory=list)
     hooks: list[PreExecutionHook] = field(default_factory=list)
     evaluators: dict[str, EvaluatorFactory] = field(default_factory=dict)
-    model_providers: dict[str, ProviderRegistration] = field(default_factory=dict)
+    model_providers: dict[str, ModelProvider] = field(default_factory=dict)
     observation_extras: dict[str, ObservationExtra] = field(default_factory=dict)
     loaded: list[str] = field(default_factory=list)
     """The plugins that registered here, in order."""
@@ -120,9 +122,25 @@ class PluginRegistry:
             raise ValueError(f"evaluator kind {kind!r} is built in and cannot be replaced")
         self.evaluators[kind] = factory
 
-    def add_model_provider(self, prefix: str, register: ProviderRegistration) -> None:
-        """``prefix`` is the litellm provider name: models ``<prefix>/...`` use it."""
-        self.model_providers[prefix] = register
+    def add_model_provider(
+        self,
+        prefix: str,
+        register: ProviderRegistration,
+        *,
+        language_model: bool = True,
+        label: str = "",
+        config_problem: ConfigProblem | None = None,
+    ) -> None:
+        """``prefix`` is the litellm provider name: models ``<prefix>/...`` use it.
+
+        A provider that is not a language model (a script) says so with
+        ``language_model=False`` and a ``label``; ``config_problem`` lets it refuse a
+        config it must not run with (see ``ModelProvider``)."""
+        if not language_model and not label.strip():
+            raise ValueError(
+                f"model provider {prefix!r}: a provider that is not a language model needs a label"
+            )
+        self.model_providers[prefix] = ModelProvider(register, language_model, label, config_problem)
 
     def add_observation_extra(self, name: str, extra: ObservationExtra) -> None:
         self.observation_extras[name] = extra

@@ -16,7 +16,8 @@ from importlib import metadata
 from typing import Any
 
 from harness_ros.errors import ConfigError
-from harness_ros.plugins.contracts import PluginRegistry, ProviderRegistration
+from harness_ros.model.contracts import ModelProvider
+from harness_ros.plugins.contracts import PluginRegistry
 
 __all__ = ["ENTRY_POINT_GROUP", "load_plugins", "model_provider", "resolve_callable"]
 
@@ -89,10 +90,10 @@ def load_plugins(plugins: Sequence[str] = (), *, entry_points: bool = True) -> P
 
 
 @cache
-def _installed_providers() -> dict[str, ProviderRegistration]:
+def _installed_providers() -> dict[str, ModelProvider]:
     return dict(load_plugins().model_providers)
 
 
-def model_provider(prefix: str) -> ProviderRegistration | None:
-    """The registration of the litellm provider ``prefix`` from installed plugins, if any."""
+def model_provider(prefix: str) -> ModelProvider | None:
+    """The litellm provider ``prefix`` that an installed plugin adds, if any."""
     return _installed_providers().get(prefix)

@@ -11,11 +11,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from harness_ros.report.html import DEMO_POLICY_LABEL, model_label, render_html
+from harness_ros.model.contracts import ProviderLookup
+from harness_ros.report.html import model_label, render_html
 from harness_ros.report.run import ReportError, RunRecord, load_run
 
 __all__ = [
-    "DEMO_POLICY_LABEL",
     "REPORT_FILE",
     "ReportError",
     "RunRecord",
@@ -28,14 +28,16 @@ __all__ = [
 REPORT_FILE = "report.html"
 
 
-def render_report(run_dir: Path) -> str:
-    """The HTML report of the run folder ``run_dir``."""
-    return render_html(load_run(Path(run_dir)))
+def render_report(run_dir: Path, providers: ProviderLookup | None = None) -> str:
+    """The HTML report of the run folder ``run_dir`` (``providers``: see ``render_html``)."""
+    return render_html(load_run(Path(run_dir)), providers)
 
 
-def write_report(run_dir: Path, output: Path | None = None) -> Path:
+def write_report(
+    run_dir: Path, output: Path | None = None, *, providers: ProviderLookup | None = None
+) -> Path:
     """Write the report (atomically) to ``output``, default ``<run_dir>/report.html``."""
-    page = render_report(run_dir)
+    page = render_report(run_dir, providers)
     target = Path(output) if output is not None else Path(run_dir) / REPORT_FILE
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

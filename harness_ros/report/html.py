@@ -22,13 +22,13 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from harness_ros.model.contracts import ProviderLookup
+from harness_ros.model.settings import plugin_provider
 from harness_ros.report.run import RunEvent, RunRecord, TurnRecord
 from harness_ros.trajectory import ToolResult
 
-__all__ = ["DEMO_POLICY_LABEL", "model_label", "render_html"]
+__all__ = ["model_label", "render_html"]
 
-DEMO_POLICY_LABEL = "scripted demo policy, not a language model"
-_DEMO_PREFIX = "harness_demo/"
 _DIRECTIONS = ("forward", "left", "backward", "right")
 _STATUS_CLASSES = frozenset({"completed", "failed", "aborted", "cancelled", "unfinished"})
 # Mirrors RunLog.write_image's file naming, to pair each view with its saved image.
@@ -128,12 +128,14 @@ def _badge(text: str, css: str) -> str:
     return f'<span class="badge {_e(css)}">{_e(text)}</span>'
 
 
-def model_label(model: str) -> str:
-    """How the report names the model; the scripted demo policy is never passed off as one."""
+def model_label(model: str, providers: ProviderLookup | None = None) -> str:
+    """How the report names the model; a plugin's scripted provider is never passed off as a
+    language model: its label comes first."""
     if not model:
         return "not recorded"
-    if model.startswith(_DEMO_PREFIX):
-        return f"{DEMO_POLICY_LABEL} ({model})"
+    provider = plugin_provider(model, providers)
+    if provider is not None and not provider.language_model:
+        return f"{provider.label} ({model})"
     return model
 
 
@@ -466,7 +468,7 @@ def _turn(folder: Path, turn: TurnRecord) -> str:
 
 
 # ---------------------------------------------------------------------- header, end, memory
-def _header(record: RunRecord) -> str:
+def _header(record: RunRecord, providers: ProviderLookup | None) -> str:
     status = record.status
     started = record.started or {}
     turns = str(record.turn_count)
@@ -477,7 +479,7 @@ def _header(record: RunRecord) -> str:
         ("Instruction", f'<span class="text">{_e(record.instruction or "not recorded")}</span>'),
         ("Outcome", _outcome_badge(record.outcome)),
         ("Status", _badge(status, _status_class(status))),
-        ("Model", _e(model_label(record.model))),
+        ("Model", _e(model_label(record.model, providers))),
         ("Duration", _e(_seconds(record.duration_s))),
         ("Turns", _e(turns)),
         ("Started", _e(_utc(record.first_time))),
@@ -626,10 +628,11 @@ def _memory_notices(events: Sequence[RunEvent]) -> str:
     return f'<section id="memory-notices"><h2>Memory warnings at task start</h2><ul>{items}</ul></section>'
 
 
-def render_html(record: RunRecord) -> str:
-    """The report page for ``record``."""
+def render_html(record: RunRecord, providers: ProviderLookup | None = None) -> str:
+    """The report page for ``record``; ``providers`` (``harness_ros.plugins.model_provider``)
+    names a plugin's scripted model for what it is."""
     title = f"Task {record.task_id}: {_title_state(record)}"
-    body = [_header(record)]
+    body = [_header(record, providers)]
     notices = [event for event in record.loose if event.type == "memory_notice"]
     if notices:
         body.append(_memory_notices(notices))

@@ -438,11 +438,12 @@ class HarnessNode(LifecycleNode):
 
     def _check_model_settings(self, config: HarnessConfig) -> None:
         """Refuse to configure with a model that cannot run (unknown provider, missing key,
-        the scripted demo policy next to real tools); without any model, configure and
-        refuse tasks. Imports litellm when a litellm model is set (about 2 s, once)."""
+        a plugin's scripted provider next to tools it refuses); without any model, configure
+        and refuse tasks. Imports litellm when a litellm model is set (about 2 s, once)."""
         from harness_ros.model import NO_MODEL_MESSAGE, validate_model_settings
+        from harness_ros.plugins import model_provider
 
-        validate_model_settings(config, require_model=False)
+        validate_model_settings(config, require_model=False, providers=model_provider)
         self.no_model_reason = None if config.effective_model() else NO_MODEL_MESSAGE
         if self.no_model_reason is not None:
             self.get_logger().warning(f"{self.no_model_reason}; tasks are refused until then")

@@ -1,7 +1,8 @@
 """Run one node process the ROS way: init, spin until shutdown, clean up.
 
-Shared by the simulated robot and ``gz_manipulation``: a construction error is one
-``error:`` line and exit 1, Ctrl-C and an external shutdown end quietly with 0.
+For a node that is a process of its own (the simulated robots' nodes use it): a
+construction error is one ``error:`` line and exit 1, Ctrl-C and an external shutdown
+end quietly with 0.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness_ros.commands import _shared
+from harness_ros_sim.commands import _options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,11 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _shared.add_workdir_option(parser, "demo")
-    _shared.add_model_options(parser, api_base_help="base URL of an OpenAI-compatible server (with --model)")
+    _options.add_workdir_option(parser, "demo")
+    _options.add_model_options(parser, api_base_help="base URL of an OpenAI-compatible server (with --model)")
     parser.add_argument("--no-record", action="store_true", help="do not record a rosbag2")
     parser.add_argument("--tasks", type=int, default=2, metavar="N", help="run the first N tasks (1 or 2)")
-    _shared.add_sim_run_options(
+    _options.add_sim_run_options(
         parser,
         task_timeout_help="give up on a task after S seconds (default 300; 1800 with a local/ model, "
         "whose first decision takes minutes on a small CPU)",
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness_ros_sim.demo.runner import DemoOptions, default_task_timeout, default_workdir, run_demo
 
-    model = _shared.model_from(args)
+    model = _options.model_from(args)
     options = DemoOptions(
         workdir=args.workdir if args.workdir is not None else default_workdir(),
         model=model,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness_ros.commands import _shared
+from harness_ros_sim.commands import _options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,13 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _shared.add_model_options(
+    _options.add_model_options(
         parser, api_base_help="base URL of an OpenAI-compatible server, e.g. a local one"
     )
     parser.add_argument("--episodes", type=int, default=6, metavar="N", help="episodes per arm (default 6)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="suite seed (default 0)")
-    _shared.add_workdir_option(parser, "eval")
-    _shared.add_sim_run_options(parser, task_timeout_help="cancel a task after S seconds")
+    _options.add_workdir_option(parser, "eval")
+    _options.add_sim_run_options(parser, task_timeout_help="cancel a task after S seconds")
     parser.set_defaults(handler=run)
 
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = EvalOptions(
         workdir=args.workdir if args.workdir is not None else default_workdir(),
-        model=_shared.model_from(args),
+        model=_options.model_from(args),
         api_base=args.api_base,
         episodes=args.episodes,
         seed=args.seed,

@@ -38,6 +38,7 @@ from harness_ros_sim.demo.scenarios import (
     matching_objects,
     parse_fetch_goal,
 )
+from harness_ros_sim.names import POLICY_LABEL
 
 __all__ = [
     "FINISH",
@@ -54,7 +55,6 @@ __all__ = [
     "suggests_object_approach",
 ]
 
-POLICY_LABEL = "scripted demo policy, not a language model"
 NAVIGATE = "navigate_to"
 PICK = "pick_object"
 PLACE = "place_object"

@@ -26,10 +26,11 @@ from typing import Any
 
 from harness_ros_sim.demo.decide import POLICY_LABEL, decide, instruction_of, steps_of
 from harness_ros_sim.demo.lessons import consolidate, summarize
+from harness_ros_sim.names import DEMO_PROVIDER
 
 __all__ = ["POLICY_LABEL", "PROVIDER", "purpose_of", "register", "scripted_reply"]
 
-PROVIDER = "harness_demo"
+PROVIDER = DEMO_PROVIDER
 _PURPOSE_PREFIX = "# harness_ros:"
 _REGISTER_LOCK = threading.Lock()
 

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_ros.config import DEMO_MODEL
 from harness_ros.errors import HarnessError
 from harness_ros.local_model.catalog import LOCAL_PREFIX
 from harness_ros.local_model.server import KEY_ENV as LOCAL_KEY_ENV
 from harness_ros.local_model.serving import LOCAL_MODEL_DEFAULTS
 from harness_ros_sim.demo.decide import POLICY_LABEL
 from harness_ros_sim.demo.scenarios import DEMO_TASKS, DemoTask
+from harness_ros_sim.names import DEMO_MODEL
 from harness_ros_sim.ros.children import (
     ROS_ENV_KEYS,
     STOP_WAIT_S,
@@ -414,6 +414,7 @@ class DemoRunner:
 
     def _write_reports(self, outcomes: Sequence[TaskOutcome]) -> list[Path]:
         try:
+            from harness_ros.plugins import model_provider
             from harness_ros.report import write_report
         except ImportError:
             self.out("  (HTML reports: harness_ros.report is not available in this install)")
@@ -423,7 +424,7 @@ class DemoRunner:
             if outcome.run_dir is None or not outcome.run_dir.is_dir():
                 continue
             try:
-                written.append(write_report(outcome.run_dir))
+                written.append(write_report(outcome.run_dir, providers=model_provider))
             except HarnessError as err:
                 self.out(f"  report for {outcome.task_id} failed: {err}")
         return written

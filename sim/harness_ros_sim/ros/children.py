@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from harness_ros.config import DEMO_MODEL
 from harness_ros.dds import LARGE_DATA_TRANSPORTS
 from harness_ros.errors import HarnessError
+from harness_ros_sim.names import DEMO_PROVIDER
 
 if TYPE_CHECKING:
     from harness_ros.ros.task_client import TaskClient
@@ -65,7 +65,7 @@ def prepare_workdir(workdir: Path, what: str) -> Path:
 
 def is_scripted(model: str | None) -> bool:
     """Whether decisions come from the scripted demo policy (no model, or ``harness_demo/...``)."""
-    return model is None or model.startswith(DEMO_MODEL.split("/", 1)[0] + "/")
+    return model is None or model.startswith(f"{DEMO_PROVIDER}/")
 
 
 def child_env(domain: int, log_dir: Path, model: str | None) -> dict[str, str]:

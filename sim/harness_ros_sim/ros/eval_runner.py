@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from harness_ros.errors import HarnessError
-from harness_ros.report.html import DEMO_POLICY_LABEL as POLICY_LABEL
 from harness_ros.ros.task_client import TaskClient
 from harness_ros.task_api import TaskResult
 from harness_ros_sim.learning_eval import (
@@ -46,6 +45,7 @@ from harness_ros_sim.learning_eval import (
     write_outputs,
     write_world,
 )
+from harness_ros_sim.names import POLICY_LABEL
 from harness_ros_sim.ros.children import (
     ROS_ENV_KEYS,
     ChildProcess,
@@ -404,10 +404,11 @@ class EvalRunner:
     def _report(self, run_dir: Path | None) -> Path | None:
         if run_dir is None or not run_dir.is_dir():
             return None
+        from harness_ros.plugins import model_provider
         from harness_ros.report import write_report
 
         try:
-            return write_report(run_dir)
+            return write_report(run_dir, providers=model_provider)
         except HarnessError as err:
             self.out(f"    (HTML report for {run_dir.name} failed: {err})")
             return None
