@@ -62,6 +62,8 @@ class FakeGazebo:
         """Range the lidar reports straight ahead (None: nothing within range)."""
         self.scan_mode = scan_mode
         """fresh: stamped now; stale: stamped 2 s ago; none: no scan published."""
+        self.last_scan_at = -math.inf
+        """time.monotonic() of the last scan published."""
         self.steps = 0
         self.publish_robot_pose = publish_robot_pose
         self.detach_requests: set[str] = set()
@@ -183,6 +185,7 @@ class FakeGazebo:
             else:
                 scan.header.stamp = stamp
             self.scan_pub.publish(scan)
+            self.last_scan_at = time.monotonic()
 
     def _publish_poses(
         self, stamp: Any, poses: dict[str, tuple[float, float, float, float]], odom: Pose2D
@@ -465,6 +468,11 @@ def test_the_base_does_not_drive_without_a_fresh_clear_scan(
     assert gazebo.wait(lambda: not gazebo.attached), "the node never released the objects"
     with gazebo.lock:
         gazebo.scan_mode, gazebo.obstacle_ahead_m = mode, ahead
+    if mode == "none":
+        # The lidar stopped. Until its last scan is older than the limit (1 s) the node may
+        # rightly drive on it; the case under test is the scan that has aged past it.
+        assert gazebo.wait(lambda: time.monotonic() - gazebo.last_scan_at > 1.5)
+    with gazebo.lock:
         start = gazebo.pose
     status, result = client.call("navigate_to", target="kitchen")
     assert status == GoalStatus.STATUS_ABORTED

@@ -188,31 +188,29 @@ def test_cli_lists_only_the_nodes_own_requests(nodes: tuple[Any, Operator], ros_
         script=Path(__file__).resolve().parent / "support" / "forger.py",
         args=("/forger", f"/{HARNESS}/approval_requests", json.dumps(spoofed), json.dumps(invented)),
     )
+    command = [sys.executable, "-m", "harness_ros.cli", "approve", "--list", "--node", f"/{HARNESS}"]
     try:
         assert forger.wait_for_line("published", 30.0), forger.output
-        listed = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "harness_ros.cli",
-                "approve",
-                "--list",
-                "--node",
-                f"/{HARNESS}",
-                "--timeout",
-                "15",
-            ],
-            check=False,
-            env=ros_env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        # Each listing is a new participant: it may settle on the node's samples before it
+        # has discovered the forger, and then it never sees the forged ones (nothing to
+        # warn about). Forged content must never show, at any try; the warning must show
+        # once the listing has seen them (at most three tries).
+        for _ in range(3):
+            listed = subprocess.run(
+                [*command, "--timeout", "15"],
+                check=False,
+                env=ros_env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert listed.returncode == 0, listed.stderr
+            assert listed.stdout.strip() == f'{request_id}  pick  {{"object_id": "red_cup"}}', listed.stdout
+            assert "deadbeef" not in listed.stdout and "knife" not in listed.stdout
+            if "ignored 2 message(s)" in listed.stderr:
+                break
     finally:
         forger.stop()
-    assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.strip() == f'{request_id}  pick  {{"object_id": "red_cup"}}', listed.stdout
-    assert "deadbeef" not in listed.stdout and "knife" not in listed.stdout
     assert "ignored 2 message(s)" in listed.stderr, listed.stderr
     provider_thread = outcome["thread"]
     operator.send({"request_id": request_id, "approved": False})
