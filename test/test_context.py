@@ -105,8 +105,8 @@ def test_a_3x3_depth_grid_is_one_line_row_by_row_left_to_right() -> None:
     (line,) = [line for line in text.splitlines() if line.startswith("Depth")]
     assert line == (
         "Depth nearest/median m per image region, left to right (age 0.10 s): "
-        "top 0.50/1.00 0.60/1.10 0.70/1.20; middle 0.80/1.30 0.90/1.40 1.00/1.50; "
-        "bottom 1.10/1.60 1.20/1.70 1.30/unknown"
+        "top 0.5/1.0 0.6/1.1 0.7/1.2; middle 0.8/1.3 0.9/1.4 1.0/1.5; "
+        "bottom 1.1/1.6 1.2/1.7 1.3/unknown"
     )
     assert "top-left" not in text
 
@@ -119,8 +119,11 @@ def test_observation_message_labels_freshness_and_metres() -> None:
     assert "front: 320x240, age 0.10 s" in text
     assert "wrist: 160x120, STALE (age 3.00 s)" in text
     assert "torso: 0x0, not started (no frame received yet)" in text
-    assert "forward 1.20 m, left 0.40 m, backward unknown, right 0.80 m" in text
-    assert "centre 0.52/1.10" in text and "nearest/median m" in text
+    # Metres, said once in each line's heading; clearance to the centimetre, depth regions
+    # to the decimetre (a digit is a token to a local model).
+    assert "Base clearance m from the footprint edge (age" in text
+    assert "forward 1.20, left 0.40, backward unknown, right 0.80" in text
+    assert "centre 0.5/1.1" in text and "nearest/median m" in text
     images = [part for part in message["content"] if part["type"] == "image_url"]
     assert len(images) == 2  # the missing view sends no image
     url = images[0]["image_url"]["url"]

@@ -29,11 +29,10 @@ def test_a_text_only_model_gets_no_image_and_the_numbers_in_metres(tmp_path: Pat
     assert all(count_images(request) == 0 for request in model.requests)
     assert "image_url" not in json.dumps(model.requests)
     text = _observation_text(model.requests[0])
-    # one line: the views are named with their ages, not listed with sizes nobody sees
-    assert "Views not shown (a text-only model; use clearance, depth and tool results): " in text
-    assert "results): front age 0.10 s" in text
-    assert "320x240" not in text
-    assert "forward 1.50 m" in text and "left 0.60 m" in text and "age 0.05 s" in text
+    # one line naming the views, without the sizes and ages of frames nobody sees
+    assert "Views not shown (text-only model): front\n" in text
+    assert "320x240" not in text and "age 0.10 s" not in text
+    assert "Base clearance m from the footprint edge (age 0.05 s): forward 1.50, left 0.60" in text
     observation = of(events, EventType.OBSERVATION)[0].data
     assert observation["images_shown"] is False and "images" not in observation
     assert not list((runs / "t1").glob("*.jpg"))  # nothing was sent, so nothing is kept as sent

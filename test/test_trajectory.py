@@ -532,3 +532,46 @@ def test_session_summaries_carry_only_the_operator_s_own_answers() -> None:
     ]
     summary = summarize_task(events, {"look"})
     assert summary is not None and summary.answers == ("'Which cup?' -> 'The operator cup.'",)
+
+
+def test_the_task_notes_timeline_is_compact_and_keeps_what_the_model_needs() -> None:
+    # Finding (the 1.5B on the demo): the snapshot carried each raw envelope, run ids and
+    # nulls included, resent every turn; after a failed pick the model wrote copies of it
+    # ("-> {"result": ..., "run_id": ...}") instead of its next call.
+    notes = TaskNotes("Fetch the green bottle.", task_id="t")
+    navigate = {
+        "success": True,
+        "run_id": "9e33ac8de0dd4ab3950125eb6353e747",
+        "result": {
+            "success": True,
+            "message": "arrived at coffee_table (living_room)",
+            "final_yaw": -1.570796,
+        },
+    }
+    verdict = {
+        "status": "success",
+        "run_id": "9e33ac8de0dd4ab3950125eb6353e747",
+        "evidence": "ground truth v74",
+    }
+    notes.record("navigate_to", {"target": "coffee_table"}, navigate, verdict)
+    out_of_reach = {
+        "success": False,
+        "reason": "object out of reach: 0.76 m > 0.75 m",
+        "run_id": "e62d37e7bb44495dbbeee034522bab3b",
+        "result": {"success": False, "distance_m": 0.7615773, "held_object_id": ""},
+    }
+    notes.record("pick_object", {"object_id": "green_bottle"}, out_of_reach, None)
+    notes.record(
+        "ask_operator", {"question": "Which one?"}, {"success": True, "answer": "the tall one"}, None
+    )
+    text = notes.render()
+    timeline = text.split("## Timeline\n", 1)[1].splitlines()
+    assert timeline == [
+        '1. navigate_to {"target": "coffee_table"} -> succeeded: arrived at coffee_table (living_room); '
+        "verdict: success",
+        '2. pick_object {"object_id": "green_bottle"} -> failed: object out of reach: 0.76 m > 0.75 m',
+        '3. ask_operator {"question": "Which one?"} -> succeeded: answer: the tall one',
+    ]
+    assert "run_id" not in text and "9e33ac8d" not in text and "null" not in text
+    # The full envelopes stay in the trajectory that memory's evidence rules read.
+    assert notes.to_dict()["events"][1]["result"]["run_id"] == "e62d37e7bb44495dbbeee034522bab3b"

@@ -4,7 +4,7 @@ Tool results stay in the Accumulated context for the whole task, so they are
 capped (strings, lists, nesting) and never carry bytes or images. What the model
 reads (``model_result``) is smaller still: the outcome first (``success``, ``reason``),
 then the fields that matter, without run ids, refusal kinds or empty values (noise a
-small model copies back). The full envelope stays in the ``tool_result`` event, the
+small model copies back), floats to three decimals. The full envelope stays in the ``tool_result`` event, the
 run log and the trajectory, which memory's evidence rules read.
 """
 
@@ -71,6 +71,10 @@ def _empty(value: Any) -> bool:
 
 
 def _without_noise(value: Any) -> Any:
+    # Floats to three decimals: a pose to the millimetre and a yaw to the milliradian say
+    # all a decision needs, and every digit is a token to a local model.
+    if isinstance(value, float):
+        return round(value, 3)
     if isinstance(value, dict):
         return {key: _without_noise(item) for key, item in value.items() if key not in _NOISE_KEYS}
     if isinstance(value, list):

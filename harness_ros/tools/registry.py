@@ -28,13 +28,13 @@ def describe_spec(spec: ToolSpec) -> str:
     # evaluator's verdict means once, for all tools).
     lines = [spec.description.strip()]
     if spec.physical:
-        lines.append("Physical: acts on the robot.")
+        lines.append("Physical: moves the robot.")
     if spec.base_motion:
-        lines.append("Base motion: the safety filter checks clearance first; may shorten or refuse it.")
+        lines.append("Base motion: the safety filter may shorten or refuse it.")
     if spec.requires_approval:
         lines.append("Needs operator approval: waits for one, refused without.")
     if spec.evaluated and spec.post_condition:
-        lines.append(f"Post-condition (checked, verdict in the result): {spec.post_condition.strip()}")
+        lines.append(f"Post-condition (verdict in the result): {spec.post_condition.strip()}")
         if spec.segment:
             lines.append("A 'process' verdict: the motion is progressing, call the tool again.")
     return "\n".join(lines)

@@ -30,6 +30,57 @@ from typing import Any
 from harness_ros.errors import TrajectoryFormatError
 from harness_ros.trajectory.bounds import MAX_REVISIONS, MAX_STEPS, cap, compact_value
 
+NOTE_OUTCOME_CHARS = 240
+"""Bound on one timeline line's outcome in the Task Notes (the full result is in the trajectory)."""
+_NOTE_NOISE = frozenset({"run_id", "refusal", "verdict", "blocked_by", "success"})
+"""Bookkeeping the timeline leaves out: the verdict has its own clause, the rest is for
+the harness and memory (a small model copied run ids and raw envelopes back as text)."""
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= NOTE_OUTCOME_CHARS else text[: NOTE_OUTCOME_CHARS - 3] + "..."
+
+
+def _note_value(value: Any) -> Any:
+    """``value`` without bookkeeping keys and empty fields, floats to three decimals."""
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, Mapping):
+        kept = {str(k): _note_value(v) for k, v in value.items() if k not in _NOTE_NOISE}
+        return {k: v for k, v in kept.items() if v not in (None, "", [], {})}
+    if isinstance(value, list | tuple):
+        return [_note_value(item) for item in value]
+    return value
+
+
+def _note_text(value: Any, separator: str = "; ") -> str:
+    if isinstance(value, Mapping):
+        inner = ", " if separator == "; " else separator
+        text = separator.join(f"{key}: {_note_text(item, inner)}" for key, item in value.items())
+        return text if separator == "; " else f"({text})"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def note_outcome(result: ToolResult) -> str:
+    """A result as one compact clause of the Task Notes timeline: ``succeeded: ...`` with
+    the result's own message (or its values), ``failed: <reason>``. Run ids, refusal kinds,
+    nested success flags and empty values are left out; the full envelope stays in the
+    step, the events and trajectory.json."""
+    if not result.is_object:
+        return _clip(f"returned {json.dumps(result.raw, ensure_ascii=False)}")
+    if result.success is False:
+        return _clip(f"failed: {result.reason or 'no reason given'}")
+    values = _note_value(dict(result.data))
+    nested = values.get("result") if isinstance(values.get("result"), Mapping) else None
+    message = values.get("message") or (nested or {}).get("message")
+    status = "succeeded" if result.success else "returned"
+    if isinstance(message, str) and message.strip():
+        return _clip(f"{status}: {message.strip()}")
+    return _clip(f"{status}: {_note_text(values)}" if values else status)
+
+
 __all__ = [
     "ASK_OPERATOR",
     "PHASES",
@@ -40,6 +91,7 @@ __all__ = [
     "TrajectoryStep",
     "as_step",
     "load_trajectory",
+    "note_outcome",
     "steps_from",
     "trajectory_status",
 ]
@@ -467,9 +519,8 @@ class Trajectory:
             lines.append("(no tool calls yet)")
         for step in self.steps:
             arguments = json.dumps(dict(step.arguments), ensure_ascii=False, sort_keys=True)
-            result = json.dumps(step.result.to_json(), ensure_ascii=False, sort_keys=True)
             refused = f"REFUSED before it ran ({step.refusal}): " if step.refusal else ""
-            line = f"{step.index}. {step.tool} {arguments} -> {refused}{result}"
+            line = f"{step.index}. {step.tool} {arguments} -> {refused}{note_outcome(step.result)}"
             if step.verdict is not None:
                 line += f"; verdict: {step.verdict.status}"
                 if step.verdict.failure_reason:
