@@ -109,6 +109,13 @@ class ModelConfig(_Model):
     )
     temperature: float | None = Field(default=None, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int | None = Field(default=None, gt=0, description="Cap on tokens per reply.")
+    decision_max_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Cap on tokens of a decision's reply (a request that offers tools), below max_tokens; "
+        "unset: max_tokens. A call takes under 100 tokens; a small model on a CPU that writes long "
+        "text before its call (or none) spends seconds on every token of it.",
+    )
     context_window_tokens: int = Field(
         default=128_000, gt=1000, description="Context window used to decide when to compact."
     )

@@ -106,6 +106,7 @@ def test_a_local_model_in_the_config_is_served_for_the_nodes_lifetime(
         )
         assert "model.timeout_s 900" in node.log(), "the hosted 60 s default does not fit a CPU"
         assert "model.max_tokens 1024" in node.log(), "a small model may write until the context is full"
+        assert "model.decision_max_tokens 256" in node.log(), "a call takes under 100 tokens"
         endpoint = json.loads(ready_file.read_text(encoding="utf-8"))
         assert endpoint["model"] == "openai/qwen2.5-coder-0.5b-instruct"
         health = endpoint["api_base"].removesuffix("/v1") + "/health"

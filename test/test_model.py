@@ -213,6 +213,24 @@ def test_build_model_hands_the_providers_to_the_model(monkeypatch: pytest.Monkey
     assert asked and set(asked) == {"harness_demo"}  # the plugins are asked for that prefix only
 
 
+def test_a_decision_is_capped_by_decision_max_tokens_and_other_requests_are_not() -> None:
+    cfg = ModelConfig(model="openai/x", max_tokens=1024, decision_max_tokens=256)
+    model = LiteLLMModel.from_config(cfg)
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    assert model._request([], tools, False)["max_tokens"] == 256  # a decision offers tools
+    assert model._request([], None, True)["max_tokens"] == 1024  # consolidation, summaries
+    # Never above max_tokens, and on its own when max_tokens is unset.
+    assert (
+        LiteLLMModel("openai/x", max_tokens=100, decision_max_tokens=256)._request([], tools, False)[
+            "max_tokens"
+        ]
+        == 100
+    )
+    only = LiteLLMModel("openai/x", decision_max_tokens=256)
+    assert only._request([], tools, False)["max_tokens"] == 256
+    assert "max_tokens" not in only._request([], None, False)
+
+
 def test_from_config_reads_the_key_from_the_named_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = ModelConfig(model="openai/x", api_key_env="MY_LLM_KEY", timeout_s=5, max_retries=4, temperature=0.2)
     with pytest.raises(LLMError, match="'MY_LLM_KEY'"):

@@ -34,6 +34,9 @@ LOCAL_MODEL_DEFAULTS: dict[str, float] = {
     # (llama.cpp generates until the context is full), where a call takes under 100 tokens
     # and a consolidation's JSON well under 1,000.
     "max_tokens": 1024,
+    # A decision's reply: a call takes under 100 tokens. The 1.5B, lost after a failed
+    # call, wrote 300-1,000 tokens of prose a decision (minutes each on 2 cores).
+    "decision_max_tokens": 256,
 }
 """What replaces a model setting left at its hosted-model default (60 s, 128,000 tokens, none)."""
 _HOSTED_DEFAULTS: dict[str, float | None] = {
@@ -41,6 +44,7 @@ _HOSTED_DEFAULTS: dict[str, float | None] = {
     "context_window_tokens": 128_000,
     "temperature": None,
     "max_tokens": None,
+    "decision_max_tokens": None,
 }
 
 

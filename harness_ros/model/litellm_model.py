@@ -279,6 +279,7 @@ class LiteLLMModel:
         max_retries: int = 2,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        decision_max_tokens: int | None = None,
         recorder: ModelRecorder | None = None,
         retry_backoff_s: float = 1.0,
         completion_kwargs: Mapping[str, Any] | None = None,
@@ -300,6 +301,8 @@ class LiteLLMModel:
         self.max_retries = max_retries
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.decision_max_tokens = decision_max_tokens
+        """Cap on a reply to a request that offers tools (a decision), within ``max_tokens``."""
         self.recorder = recorder
         self.retry_backoff_s = retry_backoff_s
         self._extra = dict(completion_kwargs or {})
@@ -339,6 +342,7 @@ class LiteLLMModel:
             "max_retries": cfg.max_retries,
             "temperature": cfg.temperature,
             "max_tokens": cfg.max_tokens,
+            "decision_max_tokens": cfg.decision_max_tokens,
             "prompt_cache": cfg.prompt_cache,
             "json_mode": cfg.json_mode,
         }
@@ -380,11 +384,14 @@ class LiteLLMModel:
             request["tools"] = tools
         if json_mode and self.sends_json_mode:
             request["response_format"] = {"type": "json_object"}
+        max_tokens = self.max_tokens
+        if tools and self.decision_max_tokens is not None:
+            max_tokens = min(self.decision_max_tokens, max_tokens or self.decision_max_tokens)
         for key, value in (
             ("api_base", self.api_base),
             ("api_key", self._api_key),
             ("temperature", self.temperature),
-            ("max_tokens", self.max_tokens),
+            ("max_tokens", max_tokens),
         ):
             if value is not None:
                 request[key] = value

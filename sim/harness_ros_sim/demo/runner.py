@@ -135,6 +135,8 @@ LOCAL_NODE_PARAMETERS: Mapping[str, str] = {
     "model.temperature": "0.0",
     # A bound on each reply (llama.cpp generates until the context is full otherwise).
     "model.max_tokens": str(LOCAL_MODEL_DEFAULTS["max_tokens"]),
+    # A decision's reply (a call takes under 100 tokens; see LOCAL_MODEL_DEFAULTS).
+    "model.decision_max_tokens": str(LOCAL_MODEL_DEFAULTS["decision_max_tokens"]),
 }
 """Node parameters for a model the demo serves itself (``local/...``)."""
 
