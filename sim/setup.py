@@ -7,22 +7,10 @@ it adds reaches the harness through an entry point, as a user's own package woul
 from __future__ import annotations
 
 from glob import glob
-from pathlib import Path
 
 from setuptools import find_packages, setup
 
 PACKAGE = "harness_ros_sim"
-
-
-def tree(folder: str) -> list[tuple[str, list[str]]]:
-    """Map every file under ``folder`` to share/harness_ros_sim/<folder>/..., keeping sub-folders."""
-    entries: dict[str, list[str]] = {}
-    for path in sorted(Path(folder).rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            target = str(Path("share") / PACKAGE / path.parent)
-            entries.setdefault(target, []).append(str(path))
-    return sorted(entries.items())
-
 
 setup(
     name=PACKAGE,
@@ -34,9 +22,9 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         # Gazebo: the launch file, the generated world, robot model and bridge file.
         (f"share/{PACKAGE}/launch", glob("launch/*.py")),
-        *tree("config"),
-        *tree("worlds"),
-        *tree("models"),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/worlds", glob("worlds/*.sdf")),
+        (f"share/{PACKAGE}/models/harness_robot", glob("models/harness_robot/*")),
     ],
     install_requires=["setuptools"],
     zip_safe=False,

@@ -41,7 +41,9 @@ from harness_ros_sim.ros.children import (
     prepare_workdir,
     scoped_environ,
     sim_command,
+    timestamped_workdir,
     wait_ready,
+    write_stdout,
 )
 
 if TYPE_CHECKING:
@@ -71,14 +73,9 @@ _NODE = "/harness"
 _CLI = (sys.executable, "-m", "harness_ros.cli")
 
 
-def _write_stdout(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
-
 def default_workdir() -> Path:
     """``~/.ros/harness_ros/demo/<timestamp>`` (the user's ROS home)."""
-    return Path.home() / ".ros" / "harness_ros" / "demo" / time.strftime("%Y%m%d-%H%M%S")
+    return timestamped_workdir("demo")
 
 
 @dataclass(frozen=True)
@@ -153,7 +150,7 @@ def default_task_timeout(model: str | None) -> float:
 
 # ---------------------------------------------------------------------- the demo
 class DemoRunner:
-    def __init__(self, options: DemoOptions, write: Write = _write_stdout) -> None:
+    def __init__(self, options: DemoOptions, write: Write = write_stdout) -> None:
         self.options = options
         self.out = write
         self.workdir = options.workdir.expanduser().resolve()
@@ -610,6 +607,6 @@ def _cached_summary(memory_dir: Path, tool: str) -> str:
     return str(entry.get("summary") or "") if isinstance(entry, dict) else ""
 
 
-def run_demo(options: DemoOptions, write: Write = _write_stdout) -> int:
+def run_demo(options: DemoOptions, write: Write = write_stdout) -> int:
     """Run the demo; returns the exit code (0 when every task completed and was verified)."""
     return DemoRunner(options, write).run()

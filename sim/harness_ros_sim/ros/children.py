@@ -36,7 +36,9 @@ __all__ = [
     "prepare_workdir",
     "scoped_environ",
     "sim_command",
+    "timestamped_workdir",
     "wait_ready",
+    "write_stdout",
 ]
 
 LOG_TAIL_LINES = 25
@@ -49,6 +51,17 @@ ROS_ENV_KEYS = (
 )
 """What the parent process needs too: its task client joins the same private domain."""
 _CLI = (sys.executable, "-m", "harness_ros.cli")
+
+
+def write_stdout(text: str) -> None:
+    """The runners' default output: one line, flushed (a child's log may follow)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def timestamped_workdir(what: str) -> Path:
+    """``~/.ros/harness_ros/<what>/<timestamp>`` (the user's ROS home); ``what``: demo, eval."""
+    return Path.home() / ".ros" / "harness_ros" / what / time.strftime("%Y%m%d-%H%M%S")
 
 
 def prepare_workdir(workdir: Path, what: str) -> Path:

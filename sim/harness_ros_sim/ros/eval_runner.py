@@ -18,7 +18,6 @@ own publisher, so a ``done`` another participant forges never ends an episode.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 import uuid
@@ -56,7 +55,9 @@ from harness_ros_sim.ros.children import (
     prepare_workdir,
     scoped_environ,
     sim_command,
+    timestamped_workdir,
     wait_ready,
+    write_stdout,
 )
 
 __all__ = ["EvalClient", "EvalOptions", "default_workdir", "run_eval"]
@@ -74,14 +75,9 @@ _CANCEL_GRACE_S = 15.0
 _MAX_EPISODES = 500
 
 
-def _write_stdout(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
-
 def default_workdir() -> Path:
     """``~/.ros/harness_ros/eval/<timestamp>``."""
-    return Path.home() / ".ros" / "harness_ros" / "eval" / time.strftime("%Y%m%d-%H%M%S")
+    return timestamped_workdir("eval")
 
 
 @dataclass(frozen=True)
@@ -251,7 +247,7 @@ class EvalClient:
 
 # ---------------------------------------------------------------------- the evaluation
 class EvalRunner:
-    def __init__(self, options: EvalOptions, write: Write = _write_stdout) -> None:
+    def __init__(self, options: EvalOptions, write: Write = write_stdout) -> None:
         self.options = options
         self.out = write
         self.workdir = options.workdir.expanduser().resolve()
@@ -527,6 +523,6 @@ class EvalRunner:
         )
 
 
-def run_eval(options: EvalOptions, write: Write = _write_stdout) -> int:
+def run_eval(options: EvalOptions, write: Write = write_stdout) -> int:
     """Run the evaluation; 0 when every episode ran (whatever its outcome)."""
     return EvalRunner(options, write).run()

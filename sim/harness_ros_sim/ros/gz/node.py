@@ -36,9 +36,8 @@ from typing import Any
 from geometry_msgs.msg import PoseStamped, Twist
 from harness_sim_msgs.action import NavigateTo, PickObject, PlaceObject
 from nav_msgs.msg import Odometry
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from pydantic import BaseModel, ConfigDict, Field
+from rclpy.action import ActionServer
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
@@ -47,7 +46,6 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Empty, Float64, String
 
-from harness_ros.errors import ConfigError
 from harness_ros.ros.spin import ros_args_only, spin_node_process
 from harness_ros_sim.gazebo.bridge import ROS_TOPICS, ros_pose_topic
 from harness_ros_sim.gazebo.manipulation import (
@@ -62,6 +60,7 @@ from harness_ros_sim.gazebo.manipulation import (
     yaw_from_quaternion,
 )
 from harness_ros_sim.gazebo.robot_sdf import LIDAR_MOUNT_M, LIFT_MAX_M, ROBOT_NAME, grasp_topics
+from harness_ros_sim.ros.node_support import accepting_action_server, declare_parameters
 from harness_ros_sim.sim.spec import world_spec_by_name
 from harness_ros_sim.sim.world import Outcome, Pose2D
 
@@ -214,17 +213,7 @@ class GzManipulationNode(Node):
         )
 
     def _read_parameters(self) -> GzManipulationConfig:
-        values: dict[str, Any] = {}
-        for name, field in GzManipulationConfig.model_fields.items():
-            descriptor = ParameterDescriptor(description=_DESCRIPTIONS[name], dynamic_typing=True)
-            values[name] = self.declare_parameter(name, field.default, descriptor).value
-        try:
-            return GzManipulationConfig.model_validate(values)
-        except ValidationError as err:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}:={e['input']!r}: {e['msg']}" for e in err.errors()
-            )
-            raise ConfigError(f"Invalid gz_manipulation parameters: {problems}") from None
+        return declare_parameters(self, GzManipulationConfig, _DESCRIPTIONS, "gz_manipulation")
 
     # -- observations ------------------------------------------------------------------
 
@@ -296,15 +285,7 @@ class GzManipulationNode(Node):
         def execute(goal_handle: ServerGoalHandle) -> Any:
             return self._execute(goal_handle, action_type, run)
 
-        return ActionServer(
-            self,
-            action_type,
-            name,
-            execute_callback=execute,
-            goal_callback=lambda _goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda _handle: CancelResponse.ACCEPT,
-            callback_group=group,
-        )
+        return accepting_action_server(self, action_type, name, execute, group)
 
     def _execute(self, goal_handle: ServerGoalHandle, action_type: Any, run: Callable[..., Outcome]) -> Any:
         name = action_type.__name__

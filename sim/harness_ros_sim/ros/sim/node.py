@@ -32,8 +32,7 @@ from typing import Any
 import numpy as np
 from harness_sim_msgs.action import NavigateTo, PickObject, PlaceObject
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
@@ -45,6 +44,7 @@ from std_srvs.srv import Trigger
 
 from harness_ros.errors import ConfigError
 from harness_ros.ros.spin import ros_args_only, spin_node_process
+from harness_ros_sim.ros.node_support import accepting_action_server, declare_parameters, parameter_problems
 from harness_ros_sim.sim.render import CAMERA_MOUNTS, Renderer
 from harness_ros_sim.sim.spec import world_spec_by_name
 from harness_ros_sim.sim.world import Activity, Outcome, World
@@ -150,20 +150,7 @@ class SimRobotNode(Node):
         )
 
     def _read_parameters(self) -> SimNodeConfig:
-        # dynamic_typing: rclpy would refuse `-p time_scale:=2` (an integer for a double)
-        # with an exception from inside declare_parameter; pydantic checks the types
-        # instead, accepts an int for a float and names every bad parameter on one line.
-        values: dict[str, Any] = {}
-        for name, field in SimNodeConfig.model_fields.items():
-            descriptor = ParameterDescriptor(description=_DESCRIPTIONS[name], dynamic_typing=True)
-            values[name] = self.declare_parameter(name, field.default, descriptor).value
-        try:
-            return SimNodeConfig.model_validate(values)
-        except ValidationError as err:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}:={e['input']!r}: {e['msg']}" for e in err.errors()
-            )
-            raise ConfigError(f"Invalid sim_robot parameters: {problems}") from None
+        return declare_parameters(self, SimNodeConfig, _DESCRIPTIONS, "sim_robot")
 
     def _action_server(
         self,
@@ -175,15 +162,7 @@ class SimRobotNode(Node):
         def execute(goal_handle: ServerGoalHandle) -> Any:
             return self._execute(goal_handle, action_type, start)
 
-        return ActionServer(
-            self,
-            action_type,
-            name,
-            execute_callback=execute,
-            goal_callback=lambda _goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda _handle: CancelResponse.ACCEPT,
-            callback_group=group,
-        )
+        return accepting_action_server(self, action_type, name, execute, group)
 
     # -- reset -------------------------------------------------------------------------
 
@@ -201,10 +180,7 @@ class SimRobotNode(Node):
             config = SimNodeConfig.model_validate({**self.config.model_dump(), **values})
             spec = world_spec_by_name(config.world)
         except ValidationError as err:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}:={e['input']!r}: {e['msg']}" for e in err.errors()
-            )
-            return False, f"invalid sim_robot parameters: {problems}"
+            return False, f"invalid sim_robot parameters: {parameter_problems(err)}"
         except ConfigError as err:
             return False, str(err)
         with self._lock:
