@@ -241,7 +241,7 @@ def test_index_gaps_are_refused() -> None:
 
 
 def test_definition_budget_names_the_binding() -> None:
-    data = preset("navigate_to_pose", description="Drive somewhere. " * 60)
+    data = preset("navigate_to_pose", description="Drive somewhere. " * 100)
     tool = ToolBinding.model_validate(data)
     schema, _ = binding_schema(tool)
     with pytest.raises(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_ros.errors import ConfigError, LLMError
+from harness_ros.errors import ConfigError, HarnessError, LLMError
 from harness_ros.local_model.catalog import LOCAL_PREFIX
 from harness_ros.model.contracts import ChatModel, ModelKind, ModelProvider, ModelReply, ProviderLookup
 from harness_ros.model.endpoints import served_on_this_machine
@@ -138,7 +138,11 @@ def model_takes_images(
     name = (name or "").strip()
     if not name:
         return False
-    if model_kind(name, providers) in ("scripted", "replay"):
+    try:
+        kind = model_kind(name, providers)
+    except HarnessError:  # the plugins could not load: the node's start-up says so, in full
+        kind = "litellm"
+    if kind in ("scripted", "replay"):
         return True
     if served_on_this_machine(name, config.api_base):
         return False
