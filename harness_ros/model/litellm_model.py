@@ -66,6 +66,15 @@ def import_litellm() -> Any:
     return litellm
 
 
+def _litellm_knows(litellm: Any, prefix: str) -> bool:
+    """Whether ``prefix`` is one of litellm's own providers. Its enum, not ``provider_list``:
+    litellm appends every custom provider it has registered to that list."""
+    try:
+        return prefix in {str(getattr(item, "value", item)) for item in litellm.LlmProviders}
+    except (AttributeError, TypeError):  # another litellm: let its own call say what it knows
+        return True
+
+
 def _ensure_plugin_provider(litellm: Any, model: str, providers: ProviderLookup | None) -> None:
     """Register the plugin that provides ``model``'s litellm provider, once per process.
 
@@ -89,7 +98,7 @@ def _ensure_plugin_provider(litellm: Any, model: str, providers: ProviderLookup 
                 raise LLMError(
                     f"Model {model!r}: its provider plugin failed: {type(err).__name__}: {err}"
                 ) from err
-        elif "/" in model and prefix not in (litellm.provider_list or ()):
+        elif "/" in model and not _litellm_knows(litellm, prefix):
             # litellm would say "Unmapped LLM provider" on the first call; say where it comes from.
             where = (
                 "this model was built without the plugins' providers "
