@@ -38,7 +38,10 @@ the harness and memory (a small model copied run ids and raw envelopes back as t
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= NOTE_OUTCOME_CHARS else text[: NOTE_OUTCOME_CHARS - 3] + "..."
+    # One line: a result's text comes from a server (or a hostile one); a newline in it must
+    # not start a line that reads as another timeline step.
+    flat = " ".join(text.split())
+    return flat if len(flat) <= NOTE_OUTCOME_CHARS else flat[: NOTE_OUTCOME_CHARS - 3] + "..."
 
 
 def _note_value(value: Any) -> Any:
