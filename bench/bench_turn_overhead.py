@@ -111,7 +111,7 @@ class CountingSummarizer:
 
 
 class SerialisingModel:
-    """Calls tool_00..tool_29 in turn, then reports. Each call serialises the request."""
+    """Calls tool_00..tool_29 in turn, then finish_task. Each call serialises the request."""
 
     name = "bench/fake"
 
@@ -130,7 +130,9 @@ class SerialisingModel:
         json.dumps({"model": self.name, "messages": messages, "tools": tools})  # what a client must do
         turn = len(self.calls)
         if turn + 1 >= self.turns:
-            reply = ModelReply("All done.")
+            # A task ends only through finish_task: a bare text reply is answered with a reminder.
+            arguments = {"outcome": "succeeded", "summary": "all tools ran"}
+            reply = ModelReply(None, (ToolCall(f"c{turn}", "finish_task", json.dumps(arguments), arguments),))
         else:
             arguments = {"target": f"cup {turn}", "speed": 0.5}
             reply = ModelReply(

@@ -789,6 +789,50 @@ def test_a_tool_that_ignores_cancel_is_abandoned_after_the_grace_period(
     assert "did not return after cancellation" in result["reason"]
 
 
+def test_tool_calls_share_one_thread_and_an_abandoned_tool_gets_it_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import harness_ros.harness.calls as calls
+
+    monkeypatch.setattr(calls, "_STOP_GRACE_S", 0.3)
+    release = threading.Event()
+    threads: list[threading.Thread] = []
+
+    @tool(description="Says which thread ran it.")
+    def where() -> dict[str, Any]:
+        threads.append(threading.current_thread())
+        return success(done=True)
+
+    @tool(description="Hangs and ignores cancellation.", physical=True)
+    def stubborn() -> dict[str, Any]:
+        threads.append(threading.current_thread())
+        release.wait(10.0)
+        return success(done=True)
+
+    harness: Harness
+
+    def stubborn_then_cancel(messages: list[dict[str, Any]]) -> ModelReply:
+        threading.Timer(0.1, lambda: harness.cancel("operator stop")).start()
+        return reply(call("stubborn"))
+
+    model = ScriptedModel(
+        [reply(call("where")), reply(call("where")), stubborn_then_cancel, reply(call("where")), final("ok")]
+    )
+    harness = Harness(model=model, tools=[where, stubborn])
+    try:
+        first = run_all(harness)
+        second = run_all(harness)  # the stubborn tool still hangs on its thread
+        still_hanging = not release.is_set()
+    finally:
+        release.set()
+    assert done(first).data["status"] == "cancelled"
+    assert done(second).data["status"] == "completed"
+    assert still_hanging
+    assert threads[0] is threads[1] is threads[2], "calls in turn reuse one thread"
+    assert threads[3] is not threads[2], "the call after an abandoned tool runs on a new thread"
+    assert of(second, EventType.TOOL_RESULT)[0].data["result"]["success"] is True
+
+
 def test_closing_the_event_stream_mid_tool_cancels_the_tool() -> None:
     # A consumer that stops reading (the node failing to publish, say) must not leave a
     # robot goal running unwatched: the tool's CancelToken fires.

@@ -36,6 +36,45 @@ EmitFn = Callable[..., Any]
 """``emit(event_type, data)`` -> the HarnessEvent to yield."""
 
 _STOP_GRACE_S = 5.0
+
+
+_Job = tuple[Callable[[], None], Callable[[], None]]
+"""A tool call to run and what to do once the thread is free again."""
+
+
+class _ToolThread:
+    """A daemon thread that runs one tool call at a time and is kept between calls.
+
+    Starting a thread for every call cost about a millisecond a turn (the start
+    handshake waits for the new thread to be scheduled). A thread whose tool was
+    abandoned is retired: it ends when that tool returns, and the next call gets a
+    new one, so a hung tool never delays another.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self.busy = False
+        threading.Thread(target=self._serve, name="harness-tool", daemon=True).start()
+
+    def submit(self, job: Callable[[], None], done: Callable[[], None]) -> None:
+        """Run ``job``, then ``done`` (after the thread is free again, so the next call
+        that ``done`` lets through finds it idle)."""
+        self.busy = True
+        self._jobs.put((job, done))
+
+    def retire(self) -> None:
+        self._jobs.put(None)
+
+    def _serve(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            job, done = item
+            try:
+                job()
+            finally:
+                self.busy = False
+                done()
+
+
 """How long a cancelled tool may take to return before the harness stops waiting."""
 _FEEDBACK_MIN_INTERVAL_S = 0.2
 
@@ -93,6 +132,8 @@ class ToolCallRunner:
         skill_names: Sequence[str] = (),
     ) -> None:
         self._registry = registry
+        self._tool_thread: _ToolThread | None = None
+        self._tool_thread_lock = threading.Lock()
         self._skill_names = tuple(skill_names)
         self._hooks = tuple(hooks)
         self._gate = gate
@@ -213,6 +254,15 @@ class ToolCallRunner:
             logger.exception("post-execution observation failed")
             return Observation(time=time.time(), notes=(f"post-execution observation failed: {err}",))
 
+    def _idle_tool_thread(self) -> _ToolThread:
+        with self._tool_thread_lock:
+            thread = self._tool_thread
+            if thread is None or thread.busy:
+                if thread is not None:
+                    thread.retire()  # still running an abandoned tool: it ends after that
+                thread = self._tool_thread = _ToolThread()
+            return thread
+
     def _execute(
         self, spec: ToolSpec, arguments: dict[str, Any], *, cancel: CancelToken, emit: EmitFn, stop_by: float
     ) -> Generator[Any, None, dict[str, Any]]:
@@ -230,11 +280,9 @@ class ToolCallRunner:
             except Exception as err:  # the registry should not raise; be safe anyway
                 logger.exception("tool %r raised", spec.name)
                 box["result"] = failure(f"tool {spec.name!r} raised {type(err).__name__}: {err}")
-            finally:
-                updates.put(None)
 
-        worker = threading.Thread(target=work, name=f"tool-{spec.name}", daemon=True)
-        worker.start()
+        worker = self._idle_tool_thread()
+        worker.submit(work, lambda: updates.put(None))
         last_feedback = 0.0
         give_up: float | None = None
         while True:
@@ -245,6 +293,7 @@ class ToolCallRunner:
                 give_up = now + _STOP_GRACE_S
             if give_up is not None and now >= give_up:
                 logger.error("tool %r did not return after cancellation; abandoning it", spec.name)
+                worker.retire()
                 return failure(f"tool {spec.name!r} did not return after cancellation ({cancel.reason})")
             try:
                 # A short poll: an operator cancel must start the grace period even when

@@ -136,6 +136,8 @@ class FileMemory:
         self.summaries = LedgerSummaries(self.store, notify=self._notify)
         self._notes: TaskNotes | None = None
         self._last_snapshot: str | None = None
+        self._rendered: str | None = None
+        """The notes text last written; the snapshot reuses it (every change writes)."""
         self._notes_lock = threading.Lock()
 
     @classmethod
@@ -290,7 +292,7 @@ class FileMemory:
         with self._notes_lock:
             if self._notes is None:
                 return None
-            text = self._notes.render()
+            text = self._rendered if self._rendered is not None else self._notes.render()
             if text == self._last_snapshot:
                 return None
             self._last_snapshot = text
@@ -307,12 +309,16 @@ class FileMemory:
         return self._notes
 
     def _write_notes(self, notes: TaskNotes) -> None:
-        self.store.write_notes(notes.render())
+        self._rendered = None  # a failed write must not leave an older text for the snapshot
+        text = notes.render()
+        self.store.write_notes(text)
+        self._rendered = text
 
     def _expire_notes(self) -> None:
         with self._notes_lock:
             self._notes = None
             self._last_snapshot = None
+            self._rendered = None
         self.store.remove_notes()
 
     # ------------------------------------------------------------------ task end
