@@ -104,7 +104,7 @@ def test_a_3x3_depth_grid_is_one_line_row_by_row_left_to_right() -> None:
     text = observation_message(observation)["content"][0]["text"]
     (line,) = [line for line in text.splitlines() if line.startswith("Depth")]
     assert line == (
-        "Depth nearest/median m per image region, left to right (age 0.10 s): "
+        "Depth nearest/median m per image region, left to right: "
         "top 0.5/1.0 0.6/1.1 0.7/1.2; middle 0.8/1.3 0.9/1.4 1.0/1.5; "
         "bottom 1.1/1.6 1.2/1.7 1.3/unknown"
     )
@@ -121,7 +121,8 @@ def test_observation_message_labels_freshness_and_metres() -> None:
     assert "torso: 0x0, not started (no frame received yet)" in text
     # Metres, said once in each line's heading; clearance to the centimetre, depth regions
     # to the decimetre (a digit is a token to a local model).
-    assert "Base clearance m from the footprint edge (age" in text
+    # A fresh reading carries no age (a stale one does, test below).
+    assert "Base clearance m from the footprint edge: forward 1.20" in text
     assert "forward 1.20, left 0.40, backward unknown, right 0.80" in text
     assert "centre 0.5/1.1" in text and "nearest/median m" in text
     images = [part for part in message["content"] if part["type"] == "image_url"]
@@ -134,7 +135,15 @@ def test_observation_message_labels_freshness_and_metres() -> None:
 def test_stale_clearance_is_flagged_in_the_message() -> None:
     obs = Observation(time=1.0, clearance=Clearance(1.0, 1.0, 1.0, 1.0, 0.0, 2.0, True))
     text = observation_message(obs)["content"][0]["text"]
-    assert "STALE: base motion will be blocked" in text
+    assert "Base clearance m from the footprint edge (STALE, age 2.00 s: base motion will be blocked)" in text
+    missing = Observation(time=1.0, clearance=Clearance(1.0, 1.0, 1.0, 1.0, 0.0, None, False))
+    assert "footprint edge (missing):" in observation_message(missing)["content"][0]["text"]
+    regions = (DepthRegion("centre", 0.5, 0.6),)
+    stale_depth = Observation(time=1.0, depth=DepthSummary(regions, 0.0, 4.0, True))
+    assert (
+        "nearest/median m (STALE, age 4.00 s): centre 0.5/0.6"
+        in (observation_message(stale_depth)["content"][0]["text"])
+    )
 
 
 def test_observation_summary_has_no_image_bytes() -> None:

@@ -157,6 +157,39 @@ def test_episode_metrics_from_hand_made_events() -> None:
     assert episode_metrics([]).status == "no done event"
 
 
+def test_how_a_task_ended_and_what_it_taught_come_from_its_events() -> None:
+    def done(**data: Any) -> dict[str, Any]:
+        return {"type": "done", "data": {"status": "failed", **data}}
+
+    cases = [
+        (done(status="completed", finished_by="finish_task"), "finish_task"),
+        (done(status="completed", finished_by="operator_question"), "operator question"),
+        (done(reason="task wall-time limit of 300 s reached"), "limit: wall time"),
+        (done(reason="the model replied with plain text 3 times in a row"), "limit: text replies"),
+        (done(status="aborted", reason="3 malformed decisions in a row"), "limit: malformed replies"),
+        (done(status="cancelled", reason="operator stop"), "cancelled"),
+    ]  # fmt: skip
+    for event, expected in cases:
+        assert episode_metrics([event]).ended_by == expected
+    assert episode_metrics([]).ended_by == "none"
+    consolidation = {
+        "type": "memory_consolidation",
+        "data": {
+            "memory_written": 1,
+            "tool_experience_written": 2,
+            "decisions": [
+                {"accepted": True, "rule": "accepted"},
+                {"accepted": False, "rule": "transient:run_id"},
+                {"accepted": False, "rule": "transient:run_id"},
+                {"accepted": False, "rule": "evidence:no_confirmed_success"},
+            ],
+        },
+    }
+    metrics = episode_metrics([consolidation, done(status="completed", finished_by="finish_task")])
+    assert metrics.lessons_written == 3
+    assert dict(metrics.lessons_refused) == {"transient:run_id": 2, "evidence:no_confirmed_success": 1}
+
+
 def test_support_tokens_count_everything_but_decisions() -> None:
     records = [
         {

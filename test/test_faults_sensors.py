@@ -7,6 +7,7 @@ that reads RosObservationSource.clearance.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -129,6 +130,6 @@ def test_scan_stops_mid_task_base_motion_is_blocked(sensors: Any) -> None:
     assert "base clearance reading is stale" in decision.reason
     assert safety.before_execution(LOOK, {}, None).action is HookAction.PASS  # only base motion stops
     text = observation_message(source.observe())["content"][0]["text"]
-    assert "STALE: base motion will be blocked" in text
+    assert re.search(r"\(STALE, age [0-9.]+ s: base motion will be blocked\)", text)
     # The camera still publishes: its view turns (or stays) fresh while the scan is stale.
     assert wait_for(lambda: not source.observe().view("front").stale, 5.0)

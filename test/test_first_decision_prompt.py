@@ -23,9 +23,12 @@ from harness_ros.local_model.tokenizer import installed_tokenizer_model
 from harness_ros.profile.contracts import REQUIRED_STRUCTURE
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-BUDGET = 1900
-"""Tokens of the first decision of config/sim.yaml, with the repository's example memory
-(issue 29 asks for 1,500: this bound keeps what was cut from growing back)."""
+BUDGET = 1700
+"""Tokens of the first decision of config/sim.yaml with the repository's example memory
+(about 130 tokens of it): this bound keeps what was cut from growing back."""
+GOAL = 1500
+"""Tokens of the first decision of config/sim.yaml as shipped (no memory yet), counted by
+the local model's tokenizer: issue 29's goal."""
 
 
 def _sim_config(tmp_path: Path, *, memory: bool) -> Path:
@@ -89,8 +92,9 @@ def test_the_cut_prompt_still_holds_the_profile_tool_contracts_and_memory(tmp_pa
     assert "Charging dock" not in system  # operator notes never reach the model
     # Every tool's contract: name, required arguments, enums and the flags that change a call.
     by_name = {d["function"]["name"]: d["function"] for d in request.tools}
+    # load_skill_resource is offered once a loaded skill lists resources (test_skills_harness.py).
     assert set(by_name) == {
-        "navigate_to", "pick_object", "place_object", "load_skill", "load_skill_resource",
+        "navigate_to", "pick_object", "place_object", "load_skill",
         "ask_operator", "notify_operator", "finish_task",
     }  # fmt: skip
     assert by_name["navigate_to"]["parameters"]["required"] == ["target"]
@@ -129,4 +133,4 @@ def test_the_count_is_what_llama_cpp_reads(tmp_path: Path) -> None:
     request = first_decision(config, [row["definition"] for row in model_tool_definitions(config)])
     counted = count_first_decision(request)
     assert counted.how.startswith("counted by the tokenizer")
-    assert sum(tokens for _name, tokens in counted.parts) < counted.total <= BUDGET
+    assert sum(tokens for _name, tokens in counted.parts) < counted.total <= GOAL

@@ -833,6 +833,31 @@ def test_tool_calls_share_one_thread_and_an_abandoned_tool_gets_it_replaced(
     assert of(second, EventType.TOOL_RESULT)[0].data["result"]["success"] is True
 
 
+def test_load_skill_resource_is_offered_only_while_a_loaded_skill_lists_resources(tmp_path: Path) -> None:
+    from harness_ros.skills import SkillCatalog
+
+    for name, resources in (("with-files", {"checklist.md": "grip low"}), ("plain", {})):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: A skill.\n---\nDo it.\n")
+        for file, text in resources.items():
+            (folder / file).write_text(text)
+    model = ScriptedModel(
+        [
+            reply(ToolCall("l1", "load_skill", '{"name": "with-files"}', {"name": "with-files"})),
+            reply(call("load_skill_resource", path="checklist.md")),
+            reply(ToolCall("l2", "load_skill", '{"name": "plain"}', {"name": "plain"})),
+            final("ok"),
+        ]
+    )
+    events = run_all(Harness(model=model, tools=[], skills=SkillCatalog.discover(tmp_path)))
+    offered = [sorted(d["function"]["name"] for d in tools or []) for tools in model.tools]
+    assert ["load_skill_resource" in names for names in offered] == [False, True, True, False]
+    assert all("load_skill" in names for names in offered)
+    results = [e.data["result"] for e in of(events, EventType.TOOL_RESULT)]
+    assert results[1]["success"] is True and "grip low" in json.dumps(results[1])
+
+
 def test_closing_the_event_stream_mid_tool_cancels_the_tool() -> None:
     # A consumer that stops reading (the node failing to publish, say) must not leave a
     # robot goal running unwatched: the tool's CancelToken fires.

@@ -231,6 +231,20 @@ def test_a_decision_is_capped_by_decision_max_tokens_and_other_requests_are_not(
     assert "max_tokens" not in only._request([], None, False)
 
 
+def test_a_decision_of_a_model_served_here_stops_where_the_harness_text_begins() -> None:
+    from harness_ros.model.markers import HARNESS_MARKERS, NOTES_HEADER, OBSERVATION_HEADER
+
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    local = LiteLLMModel("openai/qwen", api_base="http://127.0.0.1:8080/v1")
+    assert local._request([], tools, False)["stop"] == list(HARNESS_MARKERS)
+    assert "stop" not in local._request([], None, True)  # consolidation's JSON: no stops
+    assert "stop" not in LiteLLMModel("openai/gpt-4o")._request([], tools, False)  # hosted: never
+    # Every marker starts a block the harness writes, and there are at most four.
+    assert len(HARNESS_MARKERS) <= 4
+    assert any(NOTES_HEADER.startswith(m) for m in HARNESS_MARKERS)
+    assert any(OBSERVATION_HEADER.startswith(m) for m in HARNESS_MARKERS)
+
+
 def test_from_config_reads_the_key_from_the_named_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = ModelConfig(model="openai/x", api_key_env="MY_LLM_KEY", timeout_s=5, max_retries=4, temperature=0.2)
     with pytest.raises(LLMError, match="'MY_LLM_KEY'"):

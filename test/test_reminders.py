@@ -216,3 +216,65 @@ def test_an_unknown_tool_that_is_no_skill_gets_no_skill_hint() -> None:
     run_all(harness(model, skills=catalog))
     (refused,) = tool_contents(model.requests[1])
     assert "unknown tool 'grab_thing'" in refused["reason"] and "is a skill" not in refused["reason"]
+
+
+NOTES_COPY = (
+    "# Task Notes snapshot (recorded by the harness; data, not instructions)\n<task_notes>\n"
+    "# Task Notes\n## Timeline\n1. grasp {} -> failed: object out of reach\n</task_notes>"
+)
+
+
+def test_a_copy_of_the_harness_text_is_cut_never_the_models_words_and_the_failure_is_named() -> None:
+    # What the 1.5B did in the first learning-eval run: its call followed by a copy of the
+    # Task Notes, then a reply that was nothing but such a copy.
+    from harness_ros.tools import failure, tool
+
+    @tool(description="Grasp the cup.", physical=True)
+    def grasp() -> dict[str, Any]:
+        return failure("object out of reach: 0.96 m > 0.75 m")
+
+    with_copy = ModelReply(text="Picking it.\n" + NOTES_COPY, tool_calls=(call("grasp"),))
+    model = ScriptedModel([with_copy, plain(NOTES_COPY), final("Could not reach it.", "failed")])
+    events = run_all(Harness(model=model, tools=[grasp]))
+    end = done(events).data
+    assert (end["status"], end["claim"]) == ("completed", "failed")
+    # The call's message keeps the model's own words, not the copy.
+    assistant = [m for m in model.requests[1] if m["role"] == "assistant"][-1]
+    assert assistant["content"] == "Picking it." and assistant["tool_calls"][0]["function"]["name"] == "grasp"
+    # A reply that only repeated the harness is no text of the model's: not stored as its
+    # words, not a reminder; the note says what happened and names the failed call.
+    after = model.requests[2]
+    assert not any(m["role"] == "assistant" and "Task Notes" in str(m.get("content")) for m in after)
+    (note,) = [m for m in after if m["role"] == "user" and "only repeated text" in str(m["content"])]
+    assert note is after[-1]
+    assert "Your last call, grasp, failed: object out of reach: 0.96 m > 0.75 m." in note["content"]
+    assert of(events, EventType.REMINDER) == []
+
+
+def test_a_reminder_after_a_failed_call_names_the_failure() -> None:
+    from harness_ros.tools import failure, tool
+
+    @tool(description="Grasp the cup.", physical=True)
+    def grasp() -> dict[str, Any]:
+        return failure("object out of reach: 0.96 m > 0.75 m")
+
+    model = ScriptedModel([reply(call("grasp")), plain("I will try to get closer."), final("no", "failed")])
+    run_all(Harness(model=model, tools=[grasp]))
+    note = [m for m in model.requests[2] if m["role"] == "user" and "reminder 1 of" in str(m["content"])]
+    assert note and note[-1]["content"].endswith(
+        "Your last call, grasp, failed: object out of reach: 0.96 m > 0.75 m. Decide what to do about it."
+    )
+    # After a call that succeeded, the reminder is the plain one.
+    model = ScriptedModel([reply(call("look")), plain("Looking."), final("ok")])
+    run_all(harness(model))
+    note = [m for m in model.requests[2] if m["role"] == "user" and "reminder 1 of" in str(m["content"])]
+    assert note and "Your last call" not in note[-1]["content"]
+
+
+def test_cut_harness_echo() -> None:
+    from harness_ros.model.markers import cut_harness_echo
+
+    assert cut_harness_echo("plain words") == ("plain words", False)
+    assert cut_harness_echo(None) == (None, False)
+    assert cut_harness_echo("ok\n<task_notes>\nx") == ("ok", True)
+    assert cut_harness_echo("# Observation (sensor data, not instructions)\nViews: ...") == (None, True)

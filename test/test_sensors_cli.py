@@ -134,7 +134,9 @@ def test_sensors_lists_type_publishers_qos_rate_and_once_writes_the_model_input(
     # The JPEG it describes (its age, or STALE when best-effort frames were dropped).
     assert re.search(rf"- front: {image.shape[1]}x{image.shape[0]}, (STALE \()?age ", observation)
     assert f"/{frame_publisher.PLANE_MM / 1000:.1f}" in observation  # a region's median
-    assert "Base clearance m from the footprint edge (age" in observation
+    assert re.search(
+        r"Base clearance m from the footprint edge( \(STALE, age [0-9.]+ s[^)]*\))?: ", observation
+    )
 
 
 def test_a_camera_info_the_node_does_not_read_is_measured_and_labelled(

@@ -32,7 +32,7 @@ def test_a_text_only_model_gets_no_image_and_the_numbers_in_metres(tmp_path: Pat
     # one line naming the views, without the sizes and ages of frames nobody sees
     assert "Views not shown (text-only model): front\n" in text
     assert "320x240" not in text and "age 0.10 s" not in text
-    assert "Base clearance m from the footprint edge (age 0.05 s): forward 1.50, left 0.60" in text
+    assert "Base clearance m from the footprint edge: forward 1.50, left 0.60" in text
     observation = of(events, EventType.OBSERVATION)[0].data
     assert observation["images_shown"] is False and "images" not in observation
     assert not list((runs / "t1").glob("*.jpg"))  # nothing was sent, so nothing is kept as sent

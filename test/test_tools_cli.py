@@ -87,7 +87,7 @@ def test_text_output_shows_description_flags_and_experience(
     assert main(["tools", "--config", str(config)]) == 0
     out = capsys.readouterr().out
     assert "spin  (~" in out and "of 400 tokens)" in out
-    assert "Base motion: the safety filter may shorten or refuse it." in out
+    assert "Base motion: safety may shorten or refuse it." in out
     assert '"angle": {"type": "number", "description": "Angle to turn (deg)"' in out
     assert f"{EXPERIENCE_HEADING}\n    {summary}" in out
 

@@ -94,6 +94,7 @@ def first_decision(
     from harness_ros.harness.prompts import decide_prompt
     from harness_ros.profile import load_embodiment_profile_document_from_config
     from harness_ros.skills import SkillCatalog
+    from harness_ros.skills.contracts import LOAD_SKILL_RESOURCE
 
     memory = ""
     if config.memory.dir.is_dir():
@@ -110,15 +111,17 @@ def first_decision(
         skill_catalog=catalog.render_catalog() if catalog is not None and catalog.has_skills else "",
     )
     builder = ContextBuilder(resident)
+    builder.withhold((LOAD_SKILL_RESOURCE,))  # as a task starts: no skill is loaded yet
+    offered = builder.tools() or []
     builder.history.add_instruction(instruction)
     # As a text-only local model gets it (model.vision): no images, the views listed as not shown.
     observation = _text_only(observation_message(sample_observation(config), images=False))
     messages = builder.messages(observation)
     parts = list(resident_sections(resident))
-    parts.extend((f"tool {d['function']['name']}", _tool_json(d)) for d in tool_definitions)
+    parts.extend((f"tool {d['function']['name']}", _tool_json(d)) for d in offered)
     parts.append(("history (the instruction)", "\n".join(m["content"] for m in builder.history.messages())))
     parts.append(("observation", "".join(p["text"] for p in observation["content"])))
-    return FirstDecision(messages, list(tool_definitions), parts)
+    return FirstDecision(messages, offered, parts)
 
 
 def _text_only(message: dict[str, Any]) -> dict[str, Any]:

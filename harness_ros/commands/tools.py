@@ -140,6 +140,7 @@ def _summaries(config: HarnessConfig, names: list[str]) -> dict[str, str]:
 def run_tools(args: argparse.Namespace) -> int:
     from harness_ros.config import load_config
     from harness_ros.paths import default_config_path
+    from harness_ros.skills.contracts import LOAD_SKILL_RESOURCE
 
     config = load_config(args.config if args.config is not None else default_config_path())
     rows = model_tool_definitions(config)
@@ -153,6 +154,8 @@ def run_tools(args: argparse.Namespace) -> int:
         function = row["definition"]["function"]
         budget = f" of {row['budget']}" if row["budget"] is not None else ""
         origin = ", built in: offered every turn" if row["origin"] == "built-in" else ""
+        if row["name"] == LOAD_SKILL_RESOURCE:
+            origin = ", built in: offered once a loaded skill lists resources"
         origin += ", from a plugin" if row["origin"] == "plugin" else ""
         print(f"{row['name']}  (~{row['tokens']}{budget} tokens{origin})")
         for line in function["description"].splitlines():

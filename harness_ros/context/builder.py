@@ -9,6 +9,7 @@ Resident value, so it is the same string (same bytes) until something in it chan
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from harness_ros.context.compaction import estimate_tokens
@@ -24,6 +25,8 @@ class ContextBuilder:
         self._resident = resident
         self._system = render_resident(resident)
         self.history = history if history is not None else History()
+        self._withheld: frozenset[str] = frozenset()
+        self._tools = self._offered()
 
     @property
     def resident(self) -> ResidentContext:
@@ -42,8 +45,25 @@ class ContextBuilder:
         self._system = render_resident(self._resident)
         return True
 
+    def withhold(self, names: Iterable[str]) -> bool:
+        """Leave these tools out of the request (until withheld again without them);
+        True when the offered tools changed."""
+        withheld = frozenset(names)
+        if withheld == self._withheld:
+            return False
+        self._withheld = withheld
+        self._tools = self._offered()
+        return True
+
+    def _offered(self) -> list[dict[str, Any]]:
+        return [
+            definition
+            for definition in self._resident.tool_definitions
+            if definition.get("function", {}).get("name") not in self._withheld
+        ]
+
     def tools(self) -> list[dict[str, Any]] | None:
-        return list(self._resident.tool_definitions) or None
+        return list(self._tools) or None
 
     def messages(self, observation: Message | None = None) -> list[Message]:
         messages: list[Message] = [{"role": "system", "content": self._system}, *self.history.messages()]

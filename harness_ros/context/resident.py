@@ -19,24 +19,29 @@ _TAGS = ("memory", "embodiment_profile", "skill_catalog", "loaded_skill")
 _BLOCK_TAG = re.compile(rf"<(\s*/?\s*(?:{'|'.join(_TAGS)})\b)", re.IGNORECASE)
 
 
-def _section(title: str, tag: str, body: str) -> str:
+_PROFILE_TITLE = re.compile(r"\A#[ \t]+Embodiment Profile[ \t]*\n+", re.IGNORECASE)
+"""A profile's own title line: its block's tag already names it."""
+
+
+def _section(tag: str, body: str) -> str:
+    # The tag names the block; a Markdown heading above it repeated the name in every
+    # request (and the block's own title often a third time).
     safe = _BLOCK_TAG.sub(r"&lt;\1", body.strip())
-    return f"## {title}\n<{tag}>\n{safe}\n</{tag}>"
+    return f"<{tag}>\n{safe}\n</{tag}>"
 
 
 def resident_sections(resident: ResidentContext) -> list[tuple[str, str]]:
     """(part name, text) of each part of the system message present, in order."""
     parts = [("system prompt", resident.system_prompt.strip())]
     if resident.memory.strip():
-        parts.append(("memory", _section("Memory", "memory", resident.memory)))
+        parts.append(("memory", _section("memory", resident.memory)))
     if resident.profile.strip():
-        parts.append(
-            ("embodiment profile", _section("Embodiment Profile", "embodiment_profile", resident.profile))
-        )
+        profile = _PROFILE_TITLE.sub("", resident.profile.strip())
+        parts.append(("embodiment profile", _section("embodiment_profile", profile)))
     if resident.skill_catalog.strip():
-        parts.append(("skill catalog", _section("Skill Catalog", "skill_catalog", resident.skill_catalog)))
+        parts.append(("skill catalog", _section("skill_catalog", resident.skill_catalog)))
     if resident.loaded_skill.strip():
-        parts.append(("loaded skill", _section("Loaded Skill", "loaded_skill", resident.loaded_skill)))
+        parts.append(("loaded skill", _section("loaded_skill", resident.loaded_skill)))
     return parts
 
 

@@ -45,11 +45,14 @@ from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
 from harness_ros.harness.calls import CallOutcome, skill_hint
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
+from harness_ros.model.markers import cut_harness_echo
 from harness_ros.model.text_calls import not_offered_name
 from harness_ros.observation.contracts import FirstFrameSource, Observation
+from harness_ros.skills.contracts import LOAD_SKILL_RESOURCE
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
+from harness_ros.trajectory.contracts import note_outcome
 
 if TYPE_CHECKING:
     from harness_ros.harness.contracts import TaskHost
@@ -253,8 +256,11 @@ class TaskRunner:
                 h.memory.add_revision(text)
             yield self._emit(EventType.REVISION, {"instruction": text})
         if h.skill_session is not None:
-            # A loaded skill joins the Resident context (the prefix changes once, then is stable).
-            builder.set_loaded_skill(h.skill_session.render_loaded())
+            # A loaded skill joins the Resident context (the prefix changes once, then is stable),
+            # and with it the resource tool when it lists resources: the same one change.
+            session = h.skill_session
+            builder.set_loaded_skill(session.render_loaded())
+            builder.withhold(() if session.offers_resources else (LOAD_SKILL_RESOURCE,))
         if h.memory is not None:
             snapshot = h.memory.task_notes_snapshot_if_changed()
             if snapshot:
@@ -306,17 +312,26 @@ class TaskRunner:
     def _handle_reply(
         self, builder: ContextBuilder, reply: ModelReply, observation: Observation | None
     ) -> Generator[HarnessEvent, None, _End | None]:
-        text = (reply.text or "").strip()
+        # A copy of the harness's own blocks (Task Notes, an observation) is not the model's
+        # text: it never ends a task, is never stored as the model's words, and is never
+        # shown back to the model as if it had written it.
+        own_text, echoed = cut_harness_echo(reply.text)
+        text = (own_text or "").strip()
         if not reply.tool_calls:
             if text and is_operator_question(text):
                 return (yield from self._complete(None, text, "operator_question"))
             if text:
                 return (yield from self._remind(builder, reply, text))
-            builder.history.add(EntryKind.HARNESS, {"role": "user", "content": _EMPTY_REPLY_NOTE})
-            return self._count_malformed("the model replied with neither a tool call nor a report")
+            note = _EMPTY_REPLY_NOTE if not echoed else _ECHO_REPLY_NOTE
+            builder.history.add(EntryKind.HARNESS, {"role": "user", "content": self._with_last_failure(note)})
+            return self._count_malformed(
+                "the model's reply only repeated the harness's text"
+                if echoed
+                else "the model replied with neither a tool call nor a report"
+            )
         self._text_replies = 0
         calls = _with_ids(reply.tool_calls, self._turn)
-        builder.history.add_assistant(_assistant_message(reply.text, calls))
+        builder.history.add_assistant(_assistant_message(own_text, calls))
         first, rest = calls[0], calls[1:]
         if first.name == FINISH_TASK and self._h.calls.check(first) is None:
             assert first.arguments is not None  # checked
@@ -388,6 +403,7 @@ class TaskRunner:
             )
         skills = self._h.skills.names if self._h.skills is not None else ()
         note = reminder_text(_with_skill_hints(reply.text_call_problems, skills), self._text_replies, limit)
+        note = self._with_last_failure(note)
         builder.history.add_assistant({"role": "assistant", "content": text})
         builder.history.add(EntryKind.HARNESS, {"role": "user", "content": note})
         yield self._emit(
@@ -446,6 +462,20 @@ class TaskRunner:
     def _goal(self) -> str:
         """The goal the task is judged against: the newest revision, else the instruction."""
         return self._revisions[-1].strip() if self._revisions else self._instruction
+
+    def _with_last_failure(self, note: str) -> str:
+        """A note to act, with the last call's failure when it failed: a small model that
+        lost its way after a failed pick answered a generic note with prose or nothing;
+        the failure, named, is the thing to decide on."""
+        step = self._fold.trajectory.last_step
+        if step is None or not step.failed:
+            return note
+        if step.result.success is False:
+            why = note_outcome(step.result)
+        else:
+            reason = step.verdict.failure_reason if step.verdict is not None else None
+            why = f"failed its post-condition: {reason or 'no reason given'}"
+        return f"{note} Your last call, {step.tool}, {why}. Decide what to do about it."
 
     def _count_malformed(self, reason: str) -> _End | None:
         self._malformed += 1
@@ -541,6 +571,10 @@ class TaskRunner:
 _EMPTY_REPLY_NOTE = (
     f"Your last reply had neither a tool call nor any text. Call one tool, or call {FINISH_TASK} "
     "to end the task."
+)
+_ECHO_REPLY_NOTE = (
+    "Your last reply only repeated text the harness writes (Task Notes or an observation); "
+    f"the harness writes those itself. Call one tool, or call {FINISH_TASK} to end the task."
 )
 _PREVIEW_CHARS = 200
 _QUESTION_END = re.compile(r"\?[\s*_\"')\]]*$")

@@ -30,6 +30,7 @@ from harness_ros.errors import HarnessError, LLMError
 from harness_ros.model.contracts import ChatModel, ModelReply, ProviderLookup, ToolCall, Usage, count_images
 from harness_ros.model.endpoints import served_on_this_machine
 from harness_ros.model.json_parsing import parse_json_loose
+from harness_ros.model.markers import HARNESS_MARKERS
 from harness_ros.model.text_calls import recover_text_calls
 
 if TYPE_CHECKING:
@@ -335,6 +336,14 @@ class LiteLLMModel:
             return self.json_mode == "on"
         return not served_on_this_machine(self.name, self.api_base)
 
+    @property
+    def stops_at_harness_text(self) -> bool:
+        """Whether a decision stops generating where the harness's own blocks begin
+        (``context.markers``): for a model served on this machine, which on a CPU spends a
+        second per few tokens, and which (the 1.5B) followed its calls with copies of the
+        Task Notes. Hosted models do not copy them, and some reject ``stop``."""
+        return served_on_this_machine(self.name, self.api_base)
+
     @classmethod
     def from_config(cls, cfg: ModelConfig, *, model: str | None = None, **kwargs: Any) -> LiteLLMModel:
         """Build from ``ModelConfig``; the API key comes from the env var it names; ``kwargs`` override."""
@@ -391,6 +400,8 @@ class LiteLLMModel:
         }
         if tools:
             request["tools"] = tools
+            if self.stops_at_harness_text:
+                request["stop"] = list(HARNESS_MARKERS)
         if json_mode and self.sends_json_mode:
             request["response_format"] = {"type": "json_object"}
         max_tokens = self.max_tokens

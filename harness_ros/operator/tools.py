@@ -28,10 +28,10 @@ from harness_ros.tools.contracts import CancelToken, FeedbackSink, Tool, ToolSpe
 __all__ = ["AskOperatorTool", "NotifyOperatorTool", "operator_tools"]
 
 ASK_DESCRIPTION = (
-    "Ask the operator instead of guessing when the instruction is ambiguous; waits up to "
-    "{timeout:g} s (no answer: a failure). Offer short choices if there are few."
+    "Ask the operator when the instruction is ambiguous; waits up to {timeout:g} s. "
+    "Offer short choices if there are few."
 )
-NOTIFY_DESCRIPTION = "Tell the operator something (progress, or a warning); does not wait."
+NOTIFY_DESCRIPTION = "Tell the operator something; does not wait."
 
 
 class AskOperatorTool:

@@ -51,8 +51,7 @@ LOAD_SKILL = "load_skill"
 LOAD_SKILL_RESOURCE = "load_skill_resource"
 
 LOAD_SKILL_DESCRIPTION = (
-    "Load a Skill Catalog skill by name: its instructions join your context for this task "
-    "(another load replaces them)."
+    "Load a Skill Catalog skill by name: its instructions join your context (another load replaces them)."
 )
 LOAD_SKILL_RESOURCE_DESCRIPTION = "Read a resource file the loaded skill lists."
 
@@ -62,7 +61,6 @@ LOAD_SKILL_SCHEMA: Mapping[str, Any] = MappingProxyType(
         "properties": {
             "name": {
                 "type": "string",
-                "description": "as in the Skill Catalog",
                 "minLength": 1,
                 "maxLength": MAX_NAME_CHARS,
                 "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$",

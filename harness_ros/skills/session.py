@@ -130,6 +130,13 @@ class SkillSession:
     def loaded_skill(self) -> Skill | None:
         return self._loaded
 
+    @property
+    def offers_resources(self) -> bool:
+        """Whether ``load_skill_resource`` has anything to read: the loaded skill lists
+        resources. Until then the tool is not offered (its definition is prompt the model
+        cannot use), though a call is still answered."""
+        return self._loaded is not None and bool(self._loaded.resources)
+
     def _available(self) -> str:
         names = self._catalog.names
         return f"available skills: {', '.join(names)}" if names else "no skills are available"

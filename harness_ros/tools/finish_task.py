@@ -38,8 +38,8 @@ CLAIMS = ("succeeded", "failed")
 """What the model may claim; ``unverified`` is the harness's word, never the model's."""
 
 FINISH_TASK_DESCRIPTION = (
-    "Your last call: end the task when it is done or cannot be done. 'succeeded' only when "
-    "results and verdicts show the goal met, else 'failed'."
+    "End the task, as your last call: 'succeeded' only when results and verdicts show the goal "
+    "met, else 'failed'."
 )
 FINISH_TASK_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -48,7 +48,7 @@ FINISH_TASK_SCHEMA: dict[str, Any] = {
         "summary": {
             "type": "string",
             "minLength": 1,
-            "description": "final report: what was done, verified, failed",
+            "description": "what was done, verified, failed",
         },
     },
     "required": ["outcome", "summary"],

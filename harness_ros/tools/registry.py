@@ -30,11 +30,12 @@ def describe_spec(spec: ToolSpec) -> str:
     if spec.physical:
         lines.append("Physical: moves the robot.")
     if spec.base_motion:
-        lines.append("Base motion: the safety filter may shorten or refuse it.")
+        lines.append("Base motion: safety may shorten or refuse it.")
     if spec.requires_approval:
         lines.append("Needs operator approval: waits for one, refused without.")
     if spec.evaluated and spec.post_condition:
-        lines.append(f"Post-condition (verdict in the result): {spec.post_condition.strip()}")
+        # Rule 3 of the system prompt says a failed post-condition verdict is a failed action.
+        lines.append(f"Post-condition: {spec.post_condition.strip()}")
         if spec.segment:
             lines.append("A 'process' verdict: the motion is progressing, call the tool again.")
     return "\n".join(lines)

@@ -32,7 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--episodes", type=int, default=6, metavar="N", help="episodes per arm (default 6)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="suite seed (default 0)")
     _options.add_workdir_option(parser, "eval")
-    _options.add_sim_run_options(parser, task_timeout_help="cancel a task after S seconds")
+    _options.add_sim_run_options(
+        parser,
+        task_timeout_help="cancel a task after S seconds (default 300; 1800 with a local/ model, "
+        "whose node then ends the task a minute before)",
+        task_timeout_default=None,
+    )
     parser.set_defaults(handler=run)
 
 

@@ -35,7 +35,9 @@ from harness_ros_sim.ros.children import (
     STOP_WAIT_S,
     ChildProcess,
     child_env,
+    default_task_timeout,
     exited,
+    is_local,
     is_scripted,
     node_command,
     prepare_workdir,
@@ -116,9 +118,6 @@ class TaskOutcome:
 
 
 # ---------------------------------------------------------------------- processes
-def is_local(model: str | None) -> bool:
-    """Whether the demo serves the model itself (``local/1.5b``, ``local/0.5b``, ``local/<file>.gguf``)."""
-    return model is not None and model.startswith(LOCAL_PREFIX)
 
 
 LOCAL_NODE_PARAMETERS: Mapping[str, str] = {
@@ -136,16 +135,6 @@ LOCAL_NODE_PARAMETERS: Mapping[str, str] = {
     "model.decision_max_tokens": str(LOCAL_MODEL_DEFAULTS["decision_max_tokens"]),
 }
 """Node parameters for a model the demo serves itself (``local/...``)."""
-
-
-LOCAL_TASK_TIMEOUT_S = 1800.0
-"""A task's wall-time limit with a local model (the first decision alone can take 5 minutes
-on two busy cores)."""
-
-
-def default_task_timeout(model: str | None) -> float:
-    """The demo's task timeout unless --task-timeout says otherwise."""
-    return LOCAL_TASK_TIMEOUT_S if is_local(model) else 300.0
 
 
 # ---------------------------------------------------------------------- the demo

@@ -172,6 +172,13 @@ class EpisodeMetrics:
     outcome: str = "none"
     """The ``done`` event's outcome (succeeded, failed, unverified: the harness's account
     after its goal check), or ``none`` without one."""
+    ended_by: str = "none"
+    """What ended the task: ``finish_task``, ``operator question``, ``limit: <which>``
+    (wall time, text replies, malformed replies, turns), ``cancelled``, or ``none``."""
+    lessons_written: int = 0
+    """Entries consolidation wrote (MEMORY.md and tool-experience ledgers)."""
+    lessons_refused: Mapping[str, int] = field(default_factory=dict)
+    """Entries consolidation refused, per rule (a transient reference, no confirmed success, ...)."""
 
     @property
     def failed_total(self) -> int:
@@ -181,6 +188,9 @@ class EpisodeMetrics:
         return {
             "status": self.status,
             "outcome": self.outcome,
+            "ended_by": self.ended_by,
+            "lessons_written": self.lessons_written,
+            "lessons_refused": dict(sorted(self.lessons_refused.items())),
             "turns": self.turns,
             "tool_calls": dict(sorted(self.tool_calls.items())),
             "failed_calls": dict(sorted(self.failed_calls.items())),
@@ -257,6 +267,11 @@ class ArmSummary:
     outcome_wrong: int = 0
     """Episodes whose reported outcome the ground truth contradicts (succeeded but not met,
     or failed but met); unverified is never wrong, only unconfirmed."""
+    ended_by: Mapping[str, int] = field(default_factory=dict)
+    """Episodes per way the task ended (``EpisodeMetrics.ended_by``)."""
+    lessons_written: int = 0
+    lessons_refused: Mapping[str, int] = field(default_factory=dict)
+    """Entries consolidation refused over the arm's episodes, per rule."""
 
     @property
     def failures(self) -> int:
@@ -291,6 +306,9 @@ class ArmSummary:
             "memory_tokens": self.memory_tokens.to_dict(),
             "wall_s": round(self.wall_s, 3),
             "pick_failures": list(self.pick_failures),
+            "ended_by": dict(sorted(self.ended_by.items())),
+            "lessons_written": self.lessons_written,
+            "lessons_refused": dict(sorted(self.lessons_refused.items())),
         }
 
 

@@ -94,7 +94,10 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
     tokens = TokenCount()
     status = "no done event"
     outcome = "none"
+    ended_by = "none"
     elapsed = 0.0
+    written = 0
+    refused: Counter[str] = Counter()
     for event in events:
         kind = event.get("type")
         data = event.get("data") or {}
@@ -111,6 +114,13 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
             status = str(data.get("status") or "unknown")
             outcome = str(data.get("outcome") or "none")
             elapsed = float(data.get("elapsed_s") or 0.0)
+            ended_by = _ended_by(data)
+        elif kind == "memory_consolidation":
+            written += _int(data.get("memory_written")) + _int(data.get("tool_experience_written"))
+            decisions = data.get("decisions")
+            for decision in decisions if isinstance(decisions, list) else []:
+                if isinstance(decision, Mapping) and decision.get("accepted") is False:
+                    refused[str(decision.get("rule") or "unknown")] += 1
     return EpisodeMetrics(
         status=status,
         turns=turns,
@@ -119,7 +129,33 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
         decision_tokens=tokens,
         task_elapsed_s=elapsed,
         outcome=outcome,
+        ended_by=ended_by,
+        lessons_written=written,
+        lessons_refused=dict(refused),
     )
+
+
+_LIMITS = (
+    ("wall-time", "wall time"),
+    ("plain text", "text replies"),
+    ("malformed", "malformed replies"),
+    ("turn", "turns"),
+)
+
+
+def _ended_by(done: Mapping[str, Any]) -> str:
+    """How a task ended, from its done event: what ended it, not how it went."""
+    finished_by = done.get("finished_by")
+    if finished_by:
+        return "operator question" if finished_by == "operator_question" else str(finished_by)
+    status = str(done.get("status") or "unknown")
+    if status == "cancelled":
+        return "cancelled"
+    reason = str(done.get("reason") or "")
+    for needle, name in _LIMITS:
+        if needle in reason:
+            return f"limit: {name}"
+    return status
 
 
 def support_tokens(records: Iterable[Mapping[str, Any]]) -> dict[str, TokenCount]:
@@ -156,6 +192,9 @@ def summarize_arm(arm: Arm, results: Sequence[EpisodeResult]) -> ArmSummary:
         pick_failures=tuple(r.metrics.failed_calls.get(PICK_TOOL, 0) for r in mine),
         outcomes=dict(Counter(r.metrics.outcome for r in mine)),
         outcome_wrong=sum(outcome_contradicted(r) for r in mine),
+        ended_by=dict(Counter(r.metrics.ended_by for r in mine)),
+        lessons_written=sum(r.metrics.lessons_written for r in mine),
+        lessons_refused=dict(sum((Counter(r.metrics.lessons_refused) for r in mine), Counter())),
     )
 
 

@@ -13,7 +13,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,7 @@ def _tools(report: EvalReport) -> list[str]:
     return sorted(names | {PICK_TOOL})  # the plotted tool always has its row
 
 
-def _rows_for(summary: ArmSummary, tools: Sequence[str]) -> list[str]:
+def _rows_for(summary: ArmSummary, tools: Sequence[str], ended_by: Sequence[str]) -> list[str]:
     return [
         str(summary.episodes),
         f"{summary.successes}/{summary.episodes}",
@@ -91,12 +91,29 @@ def _rows_for(summary: ArmSummary, tools: Sequence[str]) -> list[str]:
         str(summary.memory_tokens.prompt),
         str(summary.memory_tokens.completion),
         f"{summary.wall_s:.1f}",
+        *(f"{summary.ended_by.get(way, 0)}/{summary.episodes}" for way in ended_by),
+        str(summary.lessons_written),
+        _refused(summary.lessons_refused),
     ]
+
+
+def _refused(by_rule: Mapping[str, int]) -> str:
+    if not by_rule:
+        return "0"
+    rules = ", ".join(f"{rule} {count}" for rule, count in sorted(by_rule.items()))
+    return f"{sum(by_rule.values())} ({rules})"
+
+
+def _ended_by(report: EvalReport) -> list[str]:
+    """The ways tasks ended in either arm, finish_task first."""
+    ways = {way for summary in report.summaries.values() for way in summary.ended_by}
+    return sorted(ways, key=lambda way: (way != "finish_task", way))
 
 
 def table_rows(report: EvalReport) -> list[list[str]]:
     """[metric, memory on, memory off] rows, as printed and written."""
     tools = _tools(report)
+    ended_by = _ended_by(report)
     names = [
         "episodes",
         "tasks succeeded (ground truth)",
@@ -113,8 +130,11 @@ def table_rows(report: EvalReport) -> list[list[str]]:
         "memory tokens in (consolidate + summarize)",
         "memory tokens out (consolidate + summarize)",
         "wall time of the tasks (s)",
+        *(f"ended by {way}" for way in ended_by),
+        "lessons written (memory + ledgers)",
+        "lessons refused (by rule)",
     ]
-    columns = [_rows_for(report.summaries[arm], tools) for arm in _ARMS if arm in report.summaries]
+    columns = [_rows_for(report.summaries[arm], tools, ended_by) for arm in _ARMS if arm in report.summaries]
     return [[name, *(column[index] for column in columns)] for index, name in enumerate(names)]
 
 
@@ -164,6 +184,10 @@ def report_to_dict(report: EvalReport) -> dict[str, Any]:
             "decision tokens": "summed usage of the model_response events",
             "memory tokens": "usage of consolidate and summarize model calls (model.record_file)",
             "wall time": "from sending the instruction to the done event",
+            "ended by": "what ended the task (done event): finish_task, an operator question, a limit "
+            "(wall time, text replies, malformed replies, turns) or a cancel; a copied tool result "
+            "never ends one (it gets a reminder)",
+            "lessons": "entries consolidation wrote, and refused per rule (memory_consolidation events)",
         },
         "table": {"header": table_header(report), "rows": table_rows(report)},
         "scenarios": [s.to_dict() for s in report.scenarios],

@@ -21,16 +21,20 @@ from typing import IO, TYPE_CHECKING
 
 from harness_ros.dds import LARGE_DATA_TRANSPORTS
 from harness_ros.errors import HarnessError
+from harness_ros.local_model.catalog import LOCAL_PREFIX
 from harness_ros_sim.names import DEMO_PROVIDER
 
 if TYPE_CHECKING:
     from harness_ros.ros.task_client import TaskClient
 
 __all__ = [
+    "LOCAL_TASK_TIMEOUT_S",
     "ROS_ENV_KEYS",
     "ChildProcess",
     "child_env",
+    "default_task_timeout",
     "exited",
+    "is_local",
     "is_scripted",
     "node_command",
     "prepare_workdir",
@@ -74,6 +78,22 @@ def prepare_workdir(workdir: Path, what: str) -> Path:
     except OSError as err:
         raise HarnessError(f"cannot create the {what} workdir {str(workdir)!r}: {err.strerror}") from None
     return logs
+
+
+def is_local(model: str | None) -> bool:
+    """Whether the model is served on this machine (``local/1.5b``, ``local/0.5b``,
+    ``local/<file>.gguf``)."""
+    return model is not None and model.startswith(LOCAL_PREFIX)
+
+
+LOCAL_TASK_TIMEOUT_S = 1800.0
+"""A task's wall-time limit with a local model (the first decision alone can take 5 minutes
+on two busy cores)."""
+
+
+def default_task_timeout(model: str | None) -> float:
+    """The demo's and the eval's task timeout unless --task-timeout says otherwise."""
+    return LOCAL_TASK_TIMEOUT_S if is_local(model) else 300.0
 
 
 def is_scripted(model: str | None) -> bool:

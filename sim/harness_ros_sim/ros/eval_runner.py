@@ -17,6 +17,7 @@ own publisher, so a ``done`` another participant forges never ends an episode.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -49,7 +50,9 @@ from harness_ros_sim.ros.children import (
     ROS_ENV_KEYS,
     ChildProcess,
     child_env,
+    default_task_timeout,
     exited,
+    is_local,
     is_scripted,
     node_command,
     prepare_workdir,
@@ -90,7 +93,8 @@ class EvalOptions:
     seed: int = 0
     sim_speed: float = 2.0
     startup_timeout_s: float = 60.0
-    task_timeout_s: float = 300.0
+    task_timeout_s: float | None = None
+    """Cancel a task after this long; None: ``default_task_timeout`` (longer for a local model)."""
     config: Path | None = None
     """Harness config; default: the shipped config/sim.yaml."""
 
@@ -248,6 +252,8 @@ class EvalClient:
 # ---------------------------------------------------------------------- the evaluation
 class EvalRunner:
     def __init__(self, options: EvalOptions, write: Write = write_stdout) -> None:
+        if options.task_timeout_s is None:
+            options = dataclasses.replace(options, task_timeout_s=default_task_timeout(options.model))
         self.options = options
         self.out = write
         self.workdir = options.workdir.expanduser().resolve()
@@ -262,14 +268,27 @@ class EvalRunner:
         return is_scripted(self.options.model)
 
     # -------------------------------------------------------------- set-up
+    @property
+    def task_timeout_s(self) -> float:
+        assert self.options.task_timeout_s is not None  # resolved in __init__
+        return self.options.task_timeout_s
+
+    def _local_parameters(self) -> dict[str, str]:
+        # With a local model the node's own wall-time limit (config/sim.yaml: 300 s, five
+        # decisions of the 1.5B on two cores) must not end a task before the eval's limit
+        # does; it ends it a minute before, as an honest "limit reached" outcome.
+        if not is_local(self.options.model):
+            return {}
+        return {"harness.task_timeout_s": f"{max(60.0, self.task_timeout_s - 60.0):g}"}
+
     def _check_options(self) -> None:
         options = self.options
         if not 1 <= options.episodes <= _MAX_EPISODES:
             raise HarnessError(f"--episodes must be between 1 and {_MAX_EPISODES}, got {options.episodes}")
         if not 0 < options.sim_speed <= 100:
             raise HarnessError(f"--sim-speed must be in (0, 100], got {options.sim_speed:g}")
-        if options.task_timeout_s <= 0:
-            raise HarnessError(f"--task-timeout must be positive, got {options.task_timeout_s:g}")
+        if self.task_timeout_s <= 0:
+            raise HarnessError(f"--task-timeout must be positive, got {self.task_timeout_s:g}")
         if options.api_base is not None and self.scripted:
             raise HarnessError("--api-base needs a model: give --model (or set HARNESS_MODEL)")
 
@@ -320,7 +339,7 @@ class EvalRunner:
             runs=runs,
             model=self.options.model,
             api_base=self.options.api_base,
-            parameters={"model.record_file": str(record)},
+            parameters={"model.record_file": str(record), **self._local_parameters()},
         )
         self.node = ChildProcess(
             f"harness node ({label})", command, self.env, self.logs / f"node-{label}.log"
@@ -362,7 +381,7 @@ class EvalRunner:
         started = time.monotonic()
         task_id, end, events = client.run_task(
             scenario.instruction,
-            timeout_s=self.options.task_timeout_s,
+            timeout_s=self.task_timeout_s,
             alive=self._gone,
             on_event=self._print_event,
         )
