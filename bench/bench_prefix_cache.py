@@ -4,9 +4,12 @@ byte-stable prefix, against the same conversation with a time stamp near the top
     .venv/bin/python bench/bench_prefix_cache.py [--model 1.5b|0.5b] [--turns N] [--max-tokens N]
 
 Serves the local model with llama.cpp (``LocalServer``: 2 threads, one slot, prompt
-cache on, as the demo does) and replays a recorded-style conversation of config/sim.yaml:
-the first decision's request (``harness-ros tools`` builds the same one), then per turn
-the model's navigate/pick/place call, its compact tool result and a new observation.
+cache on, as the demo does) and sends one task's decisions of config/sim.yaml as the real
+harness builds them (``build_harness``, its memory, profile, skills and evaluator gate): a
+scripted plan of a fetch with one failed pick runs against tools that return the sim's
+result envelopes, and each decision's request is kept: the system message, the
+instruction, every call with its compact result and Task Notes snapshot, and the newest
+observation last (text only, as a text-only model gets it).
 
 - stable: the requests as the harness sends them: each later request starts with the
   previous one's bytes, so llama.cpp reuses its cached prefix.
@@ -29,55 +32,155 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 
-from harness_ros.commands._prompt_size import first_decision, sample_observation
-from harness_ros.commands.tools import model_tool_definitions
-from harness_ros.config import load_config
-from harness_ros.context.observation import observation_message
+import yaml
+
+from harness_ros.commands._prompt_size import sample_observation
+from harness_ros.config import config_from_dict
 from harness_ros.local_model.server import LocalServer
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_S = 5.0
-CALLS = [
-    ("navigate_to", {"target": "kitchen_table"}, '{"success": true, "verdict": "success"}'),
-    ("pick_object", {"object_id": "red_cup"}, '{"success": true, "verdict": "success"}'),
-    ("navigate_to", {"target": "coffee_table"}, '{"success": true, "verdict": "success"}'),
-    ("place_object", {"surface_id": "coffee_table"}, '{"success": true, "verdict": "success"}'),
+INSTRUCTION = "Fetch the red cup from the kitchen table and put it on the coffee table."
+PLAN: list[tuple[str, dict[str, Any]]] = [
+    ("navigate_to", {"target": "kitchen_table"}),
+    ("pick_object", {"object_id": "red_cup"}),
+    ("navigate_to", {"target": "red_cup", "standoff_m": 0.3}),
+    ("pick_object", {"object_id": "red_cup"}),
+    ("navigate_to", {"target": "coffee_table"}),
+    ("place_object", {"surface_id": "coffee_table"}),
 ]
+"""The calls of a fetch with one failed pick: what the sim's results look like."""
+
+
+def sim_result(tool: str, arguments: dict[str, Any], attempt: int) -> dict[str, Any]:
+    """An envelope shaped as the sim's action servers return it (from a 1.5B eval run)."""
+    run_id = uuid.uuid4().hex
+    if tool == "navigate_to":
+        target = arguments["target"]
+        return {
+            "success": True,
+            "run_id": run_id,
+            "result": {
+                "success": True,
+                "message": f"arrived at {target} (kitchen)",
+                "distance_to_target_m": 0.55,
+                "distance_travelled_m": 2.79866,
+                "final_x": 2.9,
+                "final_y": 3.0,
+                "final_yaw": 3.141593,
+            },
+        }
+    if tool == "pick_object" and attempt == 0:
+        return {
+            "success": False,
+            "run_id": run_id,
+            "reason": "action server '/sim/pick_object' aborted the goal: "
+            "object out of reach: 0.96 m > 0.75 m",
+            "result": {
+                "success": False,
+                "message": "object out of reach: 0.96 m > 0.75 m",
+                "distance_m": 0.9587,
+            },
+        }
+    return {"success": True, "run_id": run_id, "result": {"success": True, "message": f"{tool} done"}}
+
+
+class SimEvaluator:
+    """A verdict worded as the sim evaluator words its ground truth."""
+
+    def evaluate(self, *, tool: str, run_id: str, post_condition: str, observation: Any) -> Any:
+        from harness_ros.evaluation import Verdict, VerdictStatus
+
+        evidence = f"ground truth v17: {tool} met its post-condition ({post_condition})"
+        return Verdict(VerdictStatus.SUCCESS, run_id, None, evidence)
+
+
+class SampleObservations:
+    """The sample observation of ``harness-ros tools``, fresh at every decision."""
+
+    def __init__(self, config: Any) -> None:
+        self._base = sample_observation(config)
+        self._decisions = 0
+
+    def now(self) -> float:
+        return self._base.time + 5.0 * self._decisions
+
+    def clearance(self) -> Any:
+        return dataclasses.replace(self._base.clearance, stamp=self.now() - 0.12)
+
+    def observe(self) -> Any:
+        self._decisions += 1
+        return dataclasses.replace(self._base, time=self.now(), clearance=self.clearance())
+
+    def observe_after(self, after: float, timeout_s: float) -> Any:
+        return self.observe()
+
+
+class RecordingModel:
+    """Makes the plan's calls and keeps each decision's request as the harness sent it."""
+
+    name = "bench/recorded-plan"
+
+    def __init__(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
+        self.calls = list(calls)
+        self.requests: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
+
+    def complete(self, messages: list[dict[str, Any]], *, tools: Any = None, json_mode: bool = False) -> Any:
+        from harness_ros.model.contracts import ModelReply, ToolCall
+
+        if not str(messages[0]["content"]).startswith("# harness_ros: decide"):
+            return ModelReply('{"memory": [], "tool_experience": []}')  # consolidation: nothing
+        self.requests.append((copy.deepcopy(messages), copy.deepcopy(tools or [])))
+        name, arguments = (
+            self.calls.pop(0) if self.calls else ("finish_task", {"outcome": "succeeded", "summary": "done"})
+        )
+        call = ToolCall(f"call_{len(self.requests)}", name, json.dumps(arguments), arguments)
+        return ModelReply(None, (call,))
 
 
 def conversation(turns: int) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
-    """The request of each decision (first + ``turns`` later ones) and the tools."""
-    config = load_config(REPO / "config" / "sim.yaml")
-    request = first_decision(config, [row["definition"] for row in model_tool_definitions(config)])
-    history = request.messages[:-1]  # system, instruction; the observation goes last, never kept
-    observation = request.messages[-1]
-    requests = [[*history, observation]]
-    base = sample_observation(config)
-    for turn in range(turns):
-        name, arguments, result = CALLS[turn % len(CALLS)]
-        call_id = f"call_{turn + 1}"
-        history = [
-            *history,
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": name, "arguments": json.dumps(arguments)},
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": call_id, "content": result},
-        ]
-        fresh = observation_message(dataclasses.replace(base, time=base.time + 5.0 * (turn + 1)))
-        fresh = {**fresh, "content": fresh["content"][:1]}  # text only, as a text-only model gets it
-        requests.append([*history, fresh])
-    return requests, request.tools
+    """The requests of one task of config/sim.yaml as the real harness builds them (first
+    decision, then ``turns`` later ones): system message, instruction, each call with its
+    compact result and Task Notes snapshot, the newest observation last; text only."""
+    from harness_ros.harness.factory import build_harness
+    from harness_ros.ros.interfaces import fit_to_installed, tool_spec
+    from harness_ros.tools import FunctionTool
+
+    attempts: dict[str, int] = {}
+
+    def tool_for(binding: Any) -> FunctionTool:
+        spec, _compiled = tool_spec(fit_to_installed(binding))
+
+        def run(**arguments: Any) -> dict[str, Any]:
+            attempt = attempts.get(spec.name, 0)
+            attempts[spec.name] = attempt + 1
+            return sim_result(spec.name, arguments, attempt)
+
+        return FunctionTool(spec, run)
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = REPO / "config" / "sim.yaml"
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data["memory"] = {**(data.get("memory") or {}), "dir": str(Path(folder) / "memory")}
+        data["harness"] = {**(data.get("harness") or {}), "runs_dir": str(Path(folder) / "runs")}
+        data["model"] = {**(data.get("model") or {}), "vision": "false"}  # as a text-only model gets it
+        config = config_from_dict(data, base_dir=path.parent, origin=str(path))
+        model = RecordingModel(PLAN[:turns])
+        harness = build_harness(
+            config,
+            tools=[tool_for(binding) for binding in config.tools],
+            observations=SampleObservations(config),
+            evaluator=SimEvaluator(),
+            model=model,
+        )
+        for _event in harness.run(INSTRUCTION):
+            pass
+    requests = [messages for messages, _tools in model.requests[: turns + 1]]
+    return requests, model.requests[0][1]
 
 
 def stamped(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

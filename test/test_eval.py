@@ -383,3 +383,33 @@ def test_setup_errors_exit_1_without_a_traceback(tmp_path: Path) -> None:
         assert result.returncode == 1, result.stdout + result.stderr
         assert message in result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_sigterm_ends_a_run_through_its_finally_blocks(tmp_path: Path) -> None:
+    # The demo and the eval stop their sim, node and model server in finally blocks; a
+    # SIGTERM must reach them (Python's default ends the process at once, orphaning all three).
+    import signal
+    import subprocess
+    import sys
+
+    marker = tmp_path / "stopped"
+    script = (
+        "import sys, time\n"
+        "from harness_ros_sim.ros.children import stop_on_terminate\n"
+        "with stop_on_terminate():\n"
+        "    try:\n"
+        "        print('running', flush=True)\n"
+        "        time.sleep(60)\n"
+        "    except KeyboardInterrupt:\n"
+        "        pass\n"
+        "    finally:\n"
+        f"        open({str(marker)!r}, 'w').write('children stopped')\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "running"
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=30) == 0
+    finally:
+        child.kill()
+    assert marker.read_text() == "children stopped"

@@ -93,7 +93,8 @@ def test_action_server_killed_mid_goal_fails_within_timeout_then_restart_works(
         assert result["success"] is False
         assert result["reason"].startswith("timed out after 3.0 s; cancel not confirmed"), result
         assert result["run_id"]  # the accepted goal is named in the failure
-        assert outcome["elapsed"] <= TIMEOUT_S + _CANCEL_WAIT_S + 1.0
+        # The tool's own deadline, plus scheduling slack on a loaded 2-core machine.
+        assert outcome["elapsed"] <= TIMEOUT_S + _CANCEL_WAIT_S + 2.0
 
         restarted = ServerProcess("succeed", ros_env)
         servers.append(restarted)
@@ -101,8 +102,18 @@ def test_action_server_killed_mid_goal_fails_within_timeout_then_restart_works(
         # The dead server's endpoints linger in the graph until their lease expires, so
         # server_is_ready() says nothing about the new one: wait until it is discovered.
         assert wait_for(lambda: bool(status_publishers(client_node) - ghosts), 15.0)
-        again = tool.execute({"order": 5}, cancel=CancelToken())
-        assert again["success"] is True, again
+        # Its status topic can be matched before its goal service's reply path: a goal sent
+        # in that window fails honestly (timed out, not accepted). Restarting works when a
+        # goal succeeds within the discovery window.
+        attempts: list[dict[str, Any]] = []
+
+        def goal_succeeds() -> bool:
+            attempts.append(tool.execute({"order": 5}, cancel=CancelToken()))
+            return attempts[-1]["success"] is True
+
+        assert wait_for(goal_succeeds, 30.0), attempts
+        again = attempts[-1]
+        assert all(a["success"] is False for a in attempts[:-1])  # never a false success
         assert again["result"] == {"sequence": [0, 1, 1, 2, 3, 5]}
         assert restarted.wait_for_line("succeeded", 5.0)
     finally:

@@ -650,10 +650,13 @@ def test_task_notes_snapshot_is_added_only_when_changed(robot: Robot, memory: Fi
     model = ScriptedModel([reply(call("look")), final("ok")])
     events = run_all(Harness(model=model, tools=robot.tools, memory=memory))
     notes_events = of(events, EventType.NOTES)
-    assert len(notes_events) == 2  # initial notes, then after the look result
-    last = model.requests[-1]
+    # None before the first call (the notes hold only the goal, which the model has), then
+    # one after the look result.
+    assert len(notes_events) == 1
+    first, last = model.requests[0], model.requests[-1]
+    assert not any("Task Notes snapshot" in str(m["content"]) for m in first)
     notes = [m["content"] for m in last if m["role"] == "user" and "Task Notes snapshot" in str(m["content"])]
-    assert len(notes) == 2 and "look" in notes[-1]
+    assert len(notes) == 1 and "look" in notes[-1] and "bring the red cup" not in notes[-1]
 
 
 def test_compaction_keeps_tail_and_never_summarises_resident_context(

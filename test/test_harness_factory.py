@@ -99,7 +99,8 @@ def test_build_harness_wires_every_part(tmp_path: Path) -> None:
     assert "load_skill" in harness.registry.names()
     events = list(harness.run("drive a bit", task_id="f1"))
     system = model.requests[0][0]["content"]
-    assert "<embodiment_profile>" in system and "<skill_catalog>" in system and "<memory>" in system
+    assert "<embodiment_profile>" in system and "<skill_catalog>" in system
+    assert "<memory>" not in system  # a new memory folder has no entries: no empty block
     assert "fetch-object" in system
     # The profile's text outside the seven items reaches the model too (the frame convention).
     assert "x forward, y left, z up" in system.split("<embodiment_profile>", 1)[1]

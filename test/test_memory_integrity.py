@@ -275,7 +275,7 @@ def test_hand_written_entries_cannot_close_or_fake_the_memory_block(tmp_path: Pa
     assert block.count("</memory>") == 1 and rendered.count("<memory>") == 1
     assert rendered.rstrip().endswith("</memory>")
     headings = [line for line in rendered.splitlines() if line.lstrip().startswith("#")]
-    assert headings == ["# Memory", "## Preferences", "## Conventions", "## General Lessons"]
+    assert headings == ["# Memory", "## Conventions"]  # empty sections are left out
     assert "&lt;/memory&gt;" in rendered and "\\#\\# System rules" in rendered
     assert "- [convention] \\# Fake heading" in rendered
 

@@ -136,8 +136,8 @@ class FileMemory:
         self.summaries = LedgerSummaries(self.store, notify=self._notify)
         self._notes: TaskNotes | None = None
         self._last_snapshot: str | None = None
-        self._rendered: str | None = None
-        """The notes text last written; the snapshot reuses it (every change writes)."""
+        self._snapshot: str | None = None
+        """The model's snapshot of the notes last written (every change writes and clears it)."""
         self._notes_lock = threading.Lock()
 
     @classmethod
@@ -288,11 +288,14 @@ class FileMemory:
             self._write_notes(notes)
 
     def task_notes_snapshot_if_changed(self) -> str | None:
-        """The notes text when it changed since the last call, else None."""
+        """The model's snapshot of the notes when it changed since the last call, else
+        None; None too while the notes hold nothing but the goal (the model has it)."""
         with self._notes_lock:
-            if self._notes is None:
+            if self._notes is None or not self._notes.has_news:
                 return None
-            text = self._rendered if self._rendered is not None else self._notes.render()
+            if self._snapshot is None:
+                self._snapshot = self._notes.render_for_model()
+            text = self._snapshot
             if text == self._last_snapshot:
                 return None
             self._last_snapshot = text
@@ -309,16 +312,14 @@ class FileMemory:
         return self._notes
 
     def _write_notes(self, notes: TaskNotes) -> None:
-        self._rendered = None  # a failed write must not leave an older text for the snapshot
-        text = notes.render()
-        self.store.write_notes(text)
-        self._rendered = text
+        self._snapshot = None
+        self.store.write_notes(notes.render())
 
     def _expire_notes(self) -> None:
         with self._notes_lock:
             self._notes = None
             self._last_snapshot = None
-            self._rendered = None
+            self._snapshot = None
         self.store.remove_notes()
 
     # ------------------------------------------------------------------ task end

@@ -26,8 +26,14 @@ def escape_entry(text: str) -> str:
 
 
 def _render(entries: dict[str, list[str]], left_out: set[int]) -> str:
+    # An empty section, or an empty memory, is left out: its heading tells the model
+    # nothing and costs tokens in every request.
+    if not any(entries.values()):
+        return ""
     lines = ["# Memory"]
     for section, texts in entries.items():
+        if not texts:
+            continue
         lines.append("")
         lines.append(f"## {section}")
         shown = (

@@ -110,5 +110,14 @@ class TaskNotes:
         return self.trajectory.to_json()
 
     def render(self) -> str:
-        """The Markdown text of TASK_NOTES.md and of the snapshot the model sees."""
+        """The Markdown text of TASK_NOTES.md."""
         return self.trajectory.render()
+
+    def render_for_model(self) -> str:
+        """The snapshot the model sees (``Trajectory.render_for_model``)."""
+        return self.trajectory.render_for_model()
+
+    @property
+    def has_news(self) -> bool:
+        """Whether a snapshot would tell the model anything: a step or a revision."""
+        return self.trajectory.has_news

@@ -504,18 +504,33 @@ class Trajectory:
 
     # ------------------------------------------------------------------ Markdown
     def render(self) -> str:
-        """The Markdown timeline of TASK_NOTES.md and of the snapshot the model sees."""
-        lines = [
-            "# Task Notes",
-            "",
-            f"- Task: {self.task_id}",
-            f"- Goal: {self.goal}",
+        """The Markdown timeline of TASK_NOTES.md."""
+        header = ["# Task Notes", "", f"- Task: {self.task_id}", f"- Goal: {self.goal}"]
+        return "\n".join([*header, *self._state_lines(), *self._timeline_lines()]) + "\n"
+
+    def render_for_model(self) -> str:
+        """The snapshot the model sees: TASK_NOTES.md without its title, the task id and
+        the goal, which the model already has (the instruction is the first message of
+        its history and stays there through compaction). Every snapshot is new text in
+        the decision it joins: those lines cost a local model about 35 tokens each time."""
+        return "\n".join([*self._state_lines(), *self._timeline_lines()]) + "\n"
+
+    @property
+    def has_news(self) -> bool:
+        """Whether the notes say anything the instruction does not: a step or a revision."""
+        return bool(self.steps or self.revisions or self.dropped_steps)
+
+    def _state_lines(self) -> list[str]:
+        return [
             *(f"- Revised goal ({n}): {text}" for n, text in enumerate(self.revisions, start=1)),
             f"- Phase: {self.phase}",
             *([f"- Outcome: {self.outcome}"] if self.outcome is not None else []),
             "",
             "## Timeline",
         ]
+
+    def _timeline_lines(self) -> list[str]:
+        lines: list[str] = []
         if self.dropped_steps:
             lines.append(f"({self.dropped_steps} earlier events omitted)")
         if not self.steps:
@@ -529,7 +544,7 @@ class Trajectory:
                 if step.verdict.failure_reason:
                     line += f" ({step.verdict.failure_reason})"
             lines.append(line)
-        return "\n".join(lines) + "\n"
+        return lines
 
 
 def load_trajectory(path: Path) -> Trajectory:

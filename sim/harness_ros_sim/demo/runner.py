@@ -43,6 +43,7 @@ from harness_ros_sim.ros.children import (
     prepare_workdir,
     scoped_environ,
     sim_command,
+    stop_on_terminate,
     timestamped_workdir,
     wait_ready,
     write_stdout,
@@ -598,4 +599,5 @@ def _cached_summary(memory_dir: Path, tool: str) -> str:
 
 def run_demo(options: DemoOptions, write: Write = write_stdout) -> int:
     """Run the demo; returns the exit code (0 when every task completed and was verified)."""
-    return DemoRunner(options, write).run()
+    with stop_on_terminate():
+        return DemoRunner(options, write).run()

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ __all__ = [
     "prepare_workdir",
     "scoped_environ",
     "sim_command",
+    "stop_on_terminate",
     "timestamped_workdir",
     "wait_ready",
     "write_stdout",
@@ -78,6 +80,25 @@ def prepare_workdir(workdir: Path, what: str) -> Path:
     except OSError as err:
         raise HarnessError(f"cannot create the {what} workdir {str(workdir)!r}: {err.strerror}") from None
     return logs
+
+
+@contextlib.contextmanager
+def stop_on_terminate() -> Iterator[None]:
+    """A SIGTERM (``kill``, a CI job's timeout) ends the run as Ctrl-C does: through the
+    finally blocks that stop the sim, the node and the model server. Python's default
+    ends the process at once, and the first eval stopped that way left all three running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def is_local(model: str | None) -> bool:

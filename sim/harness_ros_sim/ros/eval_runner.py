@@ -58,6 +58,7 @@ from harness_ros_sim.ros.children import (
     prepare_workdir,
     scoped_environ,
     sim_command,
+    stop_on_terminate,
     timestamped_workdir,
     wait_ready,
     write_stdout,
@@ -544,4 +545,5 @@ class EvalRunner:
 
 def run_eval(options: EvalOptions, write: Write = write_stdout) -> int:
     """Run the evaluation; 0 when every episode ran (whatever its outcome)."""
-    return EvalRunner(options, write).run()
+    with stop_on_terminate():
+        return EvalRunner(options, write).run()
