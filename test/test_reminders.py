@@ -53,10 +53,12 @@ def test_an_echoed_tool_result_gets_a_reminder_and_the_task_goes_on() -> None:
     assert end["report"] == "The cup is on the table."
     reminders = of(events, EventType.REMINDER)
     assert [(e.data["reminder"], e.data["limit"]) for e in reminders] == [(1, 2)]
-    # The model saw its own text, then the harness's reminder, before its next decision.
+    # The model saw the harness's reminder, not its own text again (a small model decoding
+    # greedily repeats its last reply when it is in view).
     after = model.requests[2]
-    assert after[-2] == {"role": "assistant", "content": ECHO}
+    assert not any(m["role"] == "assistant" and m.get("content") == ECHO for m in after)
     note = after[-1]
+    assert "Reply with the call only" not in note["content"]  # its calls were native, not text
     assert note["role"] == "user" and "reminder 1 of 2" in note["content"]
     assert "do not repeat them" in note["content"] and "finish_task" in note["content"]
     line = format_event(reminders[0].to_dict()) or ""
@@ -116,7 +118,7 @@ def test_the_reminder_names_call_shaped_text_that_was_not_run() -> None:
     model = ScriptedModel([unrecovered, final("ok")])
     events = run_all(harness(model))
     note = model.requests[1][-1]["content"]
-    assert "held JSON that was not run as a call: 'fly' is not an offered tool" in note
+    assert "held no call that could run: 'fly' is not an offered tool" in note
     assert of(events, EventType.REMINDER)[0].data["text_call_problems"] == [
         "'fly' is not an offered tool (offered: look, pick)"
     ]
@@ -278,3 +280,25 @@ def test_cut_harness_echo() -> None:
     assert cut_harness_echo(None) == (None, False)
     assert cut_harness_echo("ok\n<task_notes>\nx") == ("ok", True)
     assert cut_harness_echo("# Observation (sensor data, not instructions)\nViews: ...") == (None, True)
+
+
+def test_a_skill_named_in_prose_gets_how_to_load_it(tmp_path: Path) -> None:
+    from harness_ros.skills import SkillCatalog
+
+    folder = tmp_path / "recover-failed-grasp"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\nGo closer.\n"
+    )
+    model = ScriptedModel(
+        [
+            plain("To continue, you can use the `recover-failed-grasp` tool to try again."),
+            final("no", "failed"),
+        ]
+    )
+    run_all(Harness(model=model, tools=Robot().tools, skills=SkillCatalog.discover(tmp_path)))
+    note = model.requests[1][-1]["content"]
+    assert (
+        "'recover-failed-grasp' is a skill, not a tool: call load_skill with name 'recover-failed-grasp'"
+        in note
+    )

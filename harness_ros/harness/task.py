@@ -112,6 +112,8 @@ class TaskRunner:
         self._deadline = self._started + harness.limits.task_timeout_s
         self._malformed = 0
         self._text_replies = 0
+        self._calls_as_text = False
+        """Whether this task's model has written its calls as text (a small local model)."""
         """Plain-text replies in a row (each got a reminder)."""
         self._fold = TrajectoryFold(active.task_id)
         """Every emitted event folded: ``trajectory.json`` is written from it, and memory's
@@ -330,6 +332,7 @@ class TaskRunner:
                 else "the model replied with neither a tool call nor a report"
             )
         self._text_replies = 0
+        self._calls_as_text = self._calls_as_text or any(c.recovered_from_text for c in reply.tool_calls)
         calls = _with_ids(reply.tool_calls, self._turn)
         builder.history.add_assistant(_assistant_message(own_text, calls))
         first, rest = calls[0], calls[1:]
@@ -402,9 +405,16 @@ class TaskRunner:
                 report=text,
             )
         skills = self._h.skills.names if self._h.skills is not None else ()
-        note = reminder_text(_with_skill_hints(reply.text_call_problems, skills), self._text_replies, limit)
+        problems = [*_with_skill_hints(reply.text_call_problems, skills), *_skills_named_in(text, skills)]
+        offered = [str(d["function"]["name"]) for d in builder.tools() or []]
+        note = reminder_text(
+            problems, self._text_replies, limit, call_format=offered if self._calls_as_text else None
+        )
         note = self._with_last_failure(note)
-        builder.history.add_assistant({"role": "assistant", "content": text})
+        # The prose itself stays out of the history (the events and the run log keep it):
+        # decoding greedily, the 1.5B answered each reminder with a copy of its previous
+        # reply, the same sentence three times; without it in view, the same request got a
+        # call (measured on the reply after a failed pick, docs/local-model.md).
         builder.history.add(EntryKind.HARNESS, {"role": "user", "content": note})
         yield self._emit(
             EventType.REMINDER,
@@ -608,19 +618,37 @@ def _with_skill_hints(problems: Sequence[str], skill_names: Sequence[str]) -> li
     return out
 
 
-def reminder_text(problems: Sequence[str], number: int, limit: int) -> str:
-    """The harness's answer to a plain-text reply: act through a tool or end the task."""
+def reminder_text(
+    problems: Sequence[str], number: int, limit: int, *, call_format: Sequence[str] | None = None
+) -> str:
+    """The harness's answer to a plain-text reply: act through a tool or end the task.
+    ``call_format``: the offered tools, for a model that writes its calls as text (it is
+    shown the shape of one)."""
     lines = [
         f"Your last reply was plain text without a tool call, so nothing happened and the task "
         f"is still running (reminder {number} of {limit})."
     ]
     if problems:
-        lines.append("It held JSON that was not run as a call: " + "; ".join(problems[:3]) + ".")
+        lines.append("It held no call that could run: " + "; ".join(problems[:3]) + ".")
     lines.append(
         "Tool results come from the harness: do not repeat them. Call exactly one tool now, or "
         f"call {FINISH_TASK} with outcome and summary to end the task."
     )
+    if call_format:
+        lines.append(
+            'Reply with the call only, as {"name": "<tool>", "arguments": {...}}; tools: '
+            + ", ".join(call_format)
+            + "."
+        )
     return " ".join(lines)
+
+
+def _skills_named_in(text: str, skill_names: Sequence[str]) -> list[str]:
+    """How to load each skill a prose reply names (the 1.5B wrote "you can use the
+    `recover-failed-grasp` tool to try again" instead of loading it)."""
+    folded = text.lower().replace("_", "-")
+    hints = (skill_hint(skill, skill_names) for skill in skill_names if skill.lower() in folded)
+    return [hint for hint in hints if hint]
 
 
 def _with_ids(calls: tuple[ToolCall, ...], turn: int) -> list[ToolCall]:
