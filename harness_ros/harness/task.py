@@ -112,9 +112,9 @@ class TaskRunner:
         self._deadline = self._started + harness.limits.task_timeout_s
         self._malformed = 0
         self._text_replies = 0
+        """Plain-text replies in a row (each got a reminder)."""
         self._calls_as_text = False
         """Whether this task's model has written its calls as text (a small local model)."""
-        """Plain-text replies in a row (each got a reminder)."""
         self._fold = TrajectoryFold(active.task_id)
         """Every emitted event folded: ``trajectory.json`` is written from it, and memory's
         Task Notes get its steps, so both are the fold of ``events.jsonl``."""

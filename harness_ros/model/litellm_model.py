@@ -339,7 +339,7 @@ class LiteLLMModel:
     @property
     def stops_at_harness_text(self) -> bool:
         """Whether a decision stops generating where the harness's own blocks begin
-        (``context.markers``): for a model served on this machine, which on a CPU spends a
+        (``model.markers``): for a model served on this machine, which on a CPU spends a
         second per few tokens, and which (the 1.5B) followed its calls with copies of the
         Task Notes. Hosted models do not copy them, and some reject ``stop``."""
         return served_on_this_machine(self.name, self.api_base)
