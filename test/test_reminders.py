@@ -185,31 +185,6 @@ def test_the_model_reads_the_compact_result_and_the_record_keeps_the_envelope(tm
     assert json.dumps(recorded).count("run-7") == 2
 
 
-def test_a_skill_called_as_a_tool_is_told_how_to_load_it() -> None:
-    # The 1.5B, after a failed pick in the demo, wrote {"name": "recover_failed_grasp", ...}:
-    # the Skill Catalog's recover-failed-grasp as if it were a tool.
-    from harness_ros.skills import SkillCatalog
-
-    catalog = SkillCatalog.discover(Path(__file__).resolve().parents[1] / "skills")
-    assert "recover-failed-grasp" in catalog.names
-    # The problem exactly as the model adapter's text-call recovery words it.
-    from harness_ros.model.text_calls import recover_text_calls
-
-    text = '{"name": "recover_failed_grasp", "arguments": {}}'
-    offered = [{"type": "function", "function": {"name": "look", "parameters": {"type": "object"}}}]
-    (problem,) = recover_text_calls(text, offered).problems
-    written = ModelReply(text=text, text_call_problems=(problem,))
-    model = ScriptedModel([written, reply(call("recover_failed_grasp")), final("Gave up.", "failed")])
-    events = run_all(harness(model, skills=catalog))
-    hint = "'recover_failed_grasp' is a skill, not a tool: call load_skill with name 'recover-failed-grasp'"
-    note = model.requests[1][-1]
-    assert note["role"] == "user" and problem in note["content"] and hint in note["content"]
-    # The same call made natively is refused with the same pointer.
-    (refused,) = tool_contents(model.requests[2])
-    assert refused["success"] is False and hint in refused["reason"]
-    assert done(events).data["finished_by"] == "finish_task"
-
-
 def test_an_unknown_tool_that_is_no_skill_gets_no_skill_hint() -> None:
     from harness_ros.skills import SkillCatalog
 
@@ -302,3 +277,32 @@ def test_a_skill_named_in_prose_gets_how_to_load_it(tmp_path: Path) -> None:
         "'recover-failed-grasp' is a skill, not a tool: call load_skill with name 'recover-failed-grasp'"
         in note
     )
+
+
+def test_a_call_named_after_a_skill_loads_it(tmp_path: Path) -> None:
+    # The 1.5B, after a failed pick: {"name": "recover-failed-grasp", "arguments": {}},
+    # written as text (refused by text-call recovery: no such tool), and natively.
+    from harness_ros.model.contracts import ToolCall
+    from harness_ros.skills import SkillCatalog
+
+    folder = tmp_path / "recover-failed-grasp"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\nGo closer.\n"
+    )
+    as_text = ModelReply(
+        text='{"name": "recover-failed-grasp", "arguments": {}}',
+        text_call_problems=("'recover-failed-grasp' is not an offered tool (offered: look, load_skill)",),
+    )
+    native = ModelReply(text=None, tool_calls=(ToolCall("n1", "recover_failed_grasp", "{}", {}),))
+    for first in (as_text, native):
+        model = ScriptedModel([first, final("done")])
+        events = run_all(Harness(model=model, tools=Robot().tools, skills=SkillCatalog.discover(tmp_path)))
+        (result,) = of(events, EventType.TOOL_RESULT)
+        assert result.data["tool"] == "load_skill" and result.data["result"]["success"] is True
+        assert "Go closer." in model.requests[1][0]["content"]  # the body joined the system message
+        assert of(events, EventType.REMINDER) == []
+    # A name that is neither a tool nor a skill is still refused with the reason.
+    model = ScriptedModel([ModelReply(text=None, tool_calls=(ToolCall("n2", "fly", "{}", {}),)), final("no")])
+    events = run_all(Harness(model=model, tools=Robot().tools, skills=SkillCatalog.discover(tmp_path)))
+    assert of(events, EventType.TOOL_RESULT)[0].data["result"]["success"] is False

@@ -48,7 +48,7 @@ from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_image
 from harness_ros.model.markers import cut_harness_echo
 from harness_ros.model.text_calls import not_offered_name
 from harness_ros.observation.contracts import FirstFrameSource, Observation
-from harness_ros.skills.contracts import LOAD_SKILL_RESOURCE
+from harness_ros.skills.contracts import LOAD_SKILL, LOAD_SKILL_RESOURCE
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
@@ -317,6 +317,7 @@ class TaskRunner:
         # A copy of the harness's own blocks (Task Notes, an observation) is not the model's
         # text: it never ends a task, is never stored as the model's words, and is never
         # shown back to the model as if it had written it.
+        reply = self._skill_calls_as_loads(reply)
         own_text, echoed = cut_harness_echo(reply.text)
         text = (own_text or "").strip()
         if not reply.tool_calls:
@@ -472,6 +473,37 @@ class TaskRunner:
     def _goal(self) -> str:
         """The goal the task is judged against: the newest revision, else the instruction."""
         return self._revisions[-1].strip() if self._revisions else self._instruction
+
+    def _skill_calls_as_loads(self, reply: ModelReply) -> ModelReply:
+        """A call named after a skill, not a tool, is read as ``load_skill`` of it.
+
+        Skills are loaded by name, loading one is read-only, and small models call them as
+        tools: after a failed pick the 1.5B wrote ``{"name": "recover-failed-grasp",
+        "arguments": {}}`` three times, answering each reminder that named ``load_skill``
+        with the same call. The call's own arguments are not used; the events show the
+        ``load_skill`` call that ran."""
+        skills = self._h.skills.names if self._h.skills is not None else ()
+        if not skills or self._h.registry.get(LOAD_SKILL) is None:
+            return reply
+        calls, problems, changed = [], [], False
+        for call in reply.tool_calls:
+            skill = _skill_of(call.name, skills) if self._h.registry.get(call.name) is None else None
+            calls.append(_load_call(call.id, skill, call.recovered_from_text) if skill else call)
+            changed = changed or skill is not None
+        for problem in reply.text_call_problems:
+            name = not_offered_name(problem)
+            skill = _skill_of(name, skills) if name is not None else None
+            if skill is not None and not calls:
+                calls.append(_load_call("text_call_skill", skill, True))
+                changed = True
+            elif skill is None:
+                problems.append(problem)
+        if not changed:
+            return reply
+        text = reply.text if reply.tool_calls else None  # a text call's JSON was the call
+        return dataclasses.replace(
+            reply, text=text, tool_calls=tuple(calls), text_call_problems=tuple(problems)
+        )
 
     def _with_last_failure(self, note: str) -> str:
         """A note to act, with the last call's failure when it failed: a small model that
@@ -641,6 +673,17 @@ def reminder_text(
             + "."
         )
     return " ".join(lines)
+
+
+def _skill_of(name: str, skill_names: Sequence[str]) -> str | None:
+    """The skill ``name`` means (``recover_failed_grasp`` is ``recover-failed-grasp``), or None."""
+    key = name.strip().lower().replace("_", "-")
+    return next((skill for skill in skill_names if skill.lower() == key), None)
+
+
+def _load_call(call_id: str, skill: str, from_text: bool) -> ToolCall:
+    arguments = {"name": skill}
+    return ToolCall(call_id, LOAD_SKILL, json.dumps(arguments), arguments, from_text)
 
 
 def _skills_named_in(text: str, skill_names: Sequence[str]) -> list[str]:
