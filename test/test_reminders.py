@@ -306,3 +306,26 @@ def test_a_call_named_after_a_skill_loads_it(tmp_path: Path) -> None:
     model = ScriptedModel([ModelReply(text=None, tool_calls=(ToolCall("n2", "fly", "{}", {}),)), final("no")])
     events = run_all(Harness(model=model, tools=Robot().tools, skills=SkillCatalog.discover(tmp_path)))
     assert of(events, EventType.TOOL_RESULT)[0].data["result"]["success"] is False
+
+
+def test_a_skill_load_after_a_failed_pick_does_not_hide_the_failure(tmp_path: Path) -> None:
+    from harness_ros.model.contracts import ToolCall
+    from harness_ros.skills import SkillCatalog
+    from harness_ros.tools import failure, tool
+
+    @tool(description="Grasp the cup.", physical=True)
+    def grasp() -> dict[str, Any]:
+        return failure("object out of reach: 0.96 m > 0.75 m")
+
+    folder = tmp_path / "recover-failed-grasp"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\nGo.\n"
+    )
+    load = ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
+    model = ScriptedModel(
+        [reply(call("grasp")), ModelReply(None, (load,)), ModelReply(""), final("no", "failed")]
+    )
+    run_all(Harness(model=model, tools=[grasp], skills=SkillCatalog.discover(tmp_path)))
+    note = model.requests[3][-1]["content"]
+    assert "Your last call, grasp, failed: object out of reach: 0.96 m > 0.75 m." in note

@@ -108,3 +108,29 @@ def test_a_model_that_only_echoes_ends_as_a_limit_not_as_done() -> None:
     done = events[-1].data
     assert (done["status"], done["outcome"], done["finished_by"]) == ("failed", "failed", None)
     assert "plain text 3 times in a row" in done["reason"]
+
+
+def test_an_empty_greedy_decision_is_sampled_once_more() -> None:
+    # What the 1.5B did after loading a skill: one token, no text, three times in a row.
+    call = {"tool_calls": [{"name": "look", "arguments": {}}], "completion_tokens": 12}
+    with LoopbackLLMServer([{"content": "", "completion_tokens": 1}, call, "", ""]) as server:
+        model = LiteLLMModel(
+            "openai/qwen2.5-coder-1.5b-instruct",
+            api_base=server.url,
+            api_key="not-a-real-key",
+            max_retries=0,
+            timeout_s=20,
+            temperature=0.0,
+            completion_kwargs={"_skip_mcp_handler": True},
+        )
+        tools = [{"type": "function", "function": {"name": "look", "parameters": {"type": "object"}}}]
+        reply = model.complete([{"role": "user", "content": "go"}], tools=tools)
+        assert [c.name for c in reply.tool_calls] == ["look"]
+        assert [r.get("temperature") for r in server.requests] == [0.0, 0.7]
+        assert reply.usage.completion_tokens == 13  # both replies are counted
+        # Only once: a second empty reply stands (the harness answers it).
+        assert model.complete([{"role": "user", "content": "go"}], tools=tools).tool_calls == ()
+        assert len(server.requests) == 4
+        # Not for a request without tools (consolidation), nor for a sampling model.
+        sampling = LiteLLMModel("openai/x", api_base=server.url, api_key="k", temperature=0.5)
+        assert sampling._resamples_empty is False

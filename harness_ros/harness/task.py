@@ -506,10 +506,11 @@ class TaskRunner:
         )
 
     def _with_last_failure(self, note: str) -> str:
-        """A note to act, with the last call's failure when it failed: a small model that
-        lost its way after a failed pick answered a generic note with prose or nothing;
-        the failure, named, is the thing to decide on."""
-        step = self._fold.trajectory.last_step
+        """A note to act, with the last robot call's failure when it failed: a small model
+        that lost its way after a failed pick answered a generic note with prose or
+        nothing; the failure, named, is the thing to decide on. Calls that only read
+        (loading a skill, asking the operator) do not hide it."""
+        step = next((s for s in reversed(self._fold.trajectory.steps) if self._is_physical(s.tool)), None)
         if step is None or not step.failed:
             return note
         if step.result.success is False:
@@ -518,6 +519,10 @@ class TaskRunner:
             reason = step.verdict.failure_reason if step.verdict is not None else None
             why = f"failed its post-condition: {reason or 'no reason given'}"
         return f"{note} Your last call, {step.tool}, {why}. Decide what to do about it."
+
+    def _is_physical(self, tool: str) -> bool:
+        found = self._h.registry.get(tool)
+        return found is not None and found.spec.physical
 
     def _count_malformed(self, reason: str) -> _End | None:
         self._malformed += 1

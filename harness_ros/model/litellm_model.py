@@ -453,6 +453,29 @@ class LiteLLMModel:
         litellm = import_litellm()
         _ensure_plugin_provider(litellm, self.name, self._providers)
         request = self._request(messages, tools, json_mode, cache_markers=self.cache_markers(litellm))
+        reply = self._send(litellm, request, tools)
+        if tools and self._resamples_empty and not (reply.text or "").strip() and not reply.tool_calls:
+            # Greedy decoding that ends at once on a prompt ends at once again on it: the
+            # 1.5B gave three empty replies in a row after loading a skill, and the task
+            # ended as malformed. One sampled retry; the prompt is all in llama.cpp's cache,
+            # so it costs only the reply.
+            logger.info("Model %s: empty decision reply; sampling once more", self.name)
+            again = self._send(litellm, {**request, "temperature": _RESAMPLE_TEMPERATURE}, tools)
+            reply = dataclasses.replace(again, usage=_sum_usage(reply.usage, again.usage))
+        images = count_images(messages)
+        if images:
+            reply = dataclasses.replace(reply, usage=dataclasses.replace(reply.usage, images=images))
+        # The recorder digests the unmarked request, so a recording replays whatever prompt_cache says.
+        if self.recorder is not None:
+            self.recorder.record(messages, tools=tools, json_mode=json_mode, reply=reply)
+        return reply
+
+    @property
+    def _resamples_empty(self) -> bool:
+        """An empty decision is sent once more, sampled: for a greedy model served here."""
+        return self.temperature == 0.0 and self.stops_at_harness_text
+
+    def _send(self, litellm: Any, request: dict[str, Any], tools: list[dict[str, Any]] | None) -> ModelReply:
         attempt = 0
         while True:
             attempt += 1
@@ -481,14 +504,16 @@ class LiteLLMModel:
                     delay,
                 )
                 self._sleep(delay)
-        reply = with_text_calls(_to_reply(response, self.name), tools)
-        images = count_images(messages)
-        if images:
-            reply = dataclasses.replace(reply, usage=dataclasses.replace(reply.usage, images=images))
-        # The recorder digests the unmarked request, so a recording replays whatever prompt_cache says.
-        if self.recorder is not None:
-            self.recorder.record(messages, tools=tools, json_mode=json_mode, reply=reply)
-        return reply
+        return with_text_calls(_to_reply(response, self.name), tools)
+
+
+_RESAMPLE_TEMPERATURE = 0.7
+
+
+def _sum_usage(first: Usage, second: Usage) -> Usage:
+    return Usage(
+        **{f.name: getattr(first, f.name) + getattr(second, f.name) for f in dataclasses.fields(Usage)}
+    )
 
 
 def complete_json(model: ChatModel, messages: list[dict[str, Any]], *, what: str = "") -> dict[str, Any]:
