@@ -257,21 +257,25 @@ def test_cut_harness_echo() -> None:
     assert cut_harness_echo("# Observation (sensor data, not instructions)\nViews: ...") == (None, True)
 
 
-def test_a_skill_named_in_prose_gets_how_to_load_it(tmp_path: Path) -> None:
+def _recover_skill(folder: Path) -> Any:
+    """A catalog of one skill, recover-failed-grasp, whose body is "Go closer."."""
     from harness_ros.skills import SkillCatalog
 
-    folder = tmp_path / "recover-failed-grasp"
-    folder.mkdir()
-    (folder / "SKILL.md").write_text(
-        "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\nGo closer.\n"
-    )
+    skill = folder / "recover-failed-grasp"
+    skill.mkdir(exist_ok=True)
+    text = "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\nGo closer.\n"
+    (skill / "SKILL.md").write_text(text)
+    return SkillCatalog.discover(folder)
+
+
+def test_a_skill_named_in_prose_gets_how_to_load_it(tmp_path: Path) -> None:
     model = ScriptedModel(
         [
             plain("To continue, you can use the `recover-failed-grasp` tool to try again."),
             final("no", "failed"),
         ]
     )
-    run_all(Harness(model=model, tools=Robot().tools, skills=SkillCatalog.discover(tmp_path)))
+    run_all(Harness(model=model, tools=Robot().tools, skills=_recover_skill(tmp_path)))
     note = model.requests[1][-1]["content"]
     assert (
         "'recover-failed-grasp' is a skill, not a tool: call load_skill with name 'recover-failed-grasp'"
@@ -283,13 +287,7 @@ def test_a_call_named_after_a_skill_loads_it(tmp_path: Path) -> None:
     # The 1.5B, after a failed pick: {"name": "recover-failed-grasp", "arguments": {}},
     # written as text (refused by text-call recovery: no such tool), and natively.
     from harness_ros.model.contracts import ToolCall
-    from harness_ros.skills import SkillCatalog
 
-    folder = tmp_path / "recover-failed-grasp"
-    folder.mkdir()
-    (folder / "SKILL.md").write_text(
-        "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\nGo closer.\n"
-    )
     as_text = ModelReply(
         text='{"name": "recover-failed-grasp", "arguments": {}}',
         text_call_problems=("'recover-failed-grasp' is not an offered tool (offered: look, load_skill)",),
@@ -297,35 +295,29 @@ def test_a_call_named_after_a_skill_loads_it(tmp_path: Path) -> None:
     native = ModelReply(text=None, tool_calls=(ToolCall("n1", "recover_failed_grasp", "{}", {}),))
     for first in (as_text, native):
         model = ScriptedModel([first, final("done")])
-        events = run_all(Harness(model=model, tools=Robot().tools, skills=SkillCatalog.discover(tmp_path)))
+        events = run_all(Harness(model=model, tools=Robot().tools, skills=_recover_skill(tmp_path)))
         (result,) = of(events, EventType.TOOL_RESULT)
         assert result.data["tool"] == "load_skill" and result.data["result"]["success"] is True
         assert "Go closer." in model.requests[1][0]["content"]  # the body joined the system message
         assert of(events, EventType.REMINDER) == []
     # A name that is neither a tool nor a skill is still refused with the reason.
     model = ScriptedModel([ModelReply(text=None, tool_calls=(ToolCall("n2", "fly", "{}", {}),)), final("no")])
-    events = run_all(Harness(model=model, tools=Robot().tools, skills=SkillCatalog.discover(tmp_path)))
+    events = run_all(Harness(model=model, tools=Robot().tools, skills=_recover_skill(tmp_path)))
     assert of(events, EventType.TOOL_RESULT)[0].data["result"]["success"] is False
 
 
 def test_a_skill_load_after_a_failed_pick_does_not_hide_the_failure(tmp_path: Path) -> None:
     from harness_ros.model.contracts import ToolCall
-    from harness_ros.skills import SkillCatalog
     from harness_ros.tools import failure, tool
 
     @tool(description="Grasp the cup.", physical=True)
     def grasp() -> dict[str, Any]:
         return failure("object out of reach: 0.96 m > 0.75 m")
 
-    folder = tmp_path / "recover-failed-grasp"
-    folder.mkdir()
-    (folder / "SKILL.md").write_text(
-        "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\nGo.\n"
-    )
     load = ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
     model = ScriptedModel(
         [reply(call("grasp")), ModelReply(None, (load,)), ModelReply(""), final("no", "failed")]
     )
-    run_all(Harness(model=model, tools=[grasp], skills=SkillCatalog.discover(tmp_path)))
+    run_all(Harness(model=model, tools=[grasp], skills=_recover_skill(tmp_path)))
     note = model.requests[3][-1]["content"]
     assert "Your last call, grasp, failed: object out of reach: 0.96 m > 0.75 m." in note
