@@ -39,17 +39,23 @@ def _tools(calls: list[str]) -> list[Any]:
     return [look]
 
 
+def _served_model(url: str, **settings: Any) -> LiteLLMModel:
+    """The 1.5B's model string against the loopback server, as a local server is reached."""
+    return LiteLLMModel(
+        "openai/qwen2.5-coder-1.5b-instruct",
+        api_base=url,
+        api_key="not-a-real-key",
+        max_retries=0,
+        timeout_s=20,
+        completion_kwargs={"_skip_mcp_handler": True},  # litellm's MCP import needs 'mcp'
+        **settings,
+    )
+
+
 def test_a_small_model_completes_a_task_through_calls_recovered_from_text() -> None:
     calls: list[str] = []
     with LoopbackLLMServer(list(REPLIES)) as server:
-        model = LiteLLMModel(
-            "openai/qwen2.5-coder-1.5b-instruct",
-            api_base=server.url,
-            api_key="not-a-real-key",
-            max_retries=0,
-            timeout_s=20,
-            completion_kwargs={"_skip_mcp_handler": True},  # litellm's MCP import needs 'mcp'
-        )
+        model = _served_model(server.url)
         events = list(Harness(model=model, tools=_tools(calls)).run("where is the cup?", task_id="small"))
         requests = list(server.requests)
 
@@ -96,14 +102,7 @@ def test_a_small_model_completes_a_task_through_calls_recovered_from_text() -> N
 
 def test_a_model_that_only_echoes_ends_as_a_limit_not_as_done() -> None:
     with LoopbackLLMServer([ECHO] * 3) as server:
-        model = LiteLLMModel(
-            "openai/qwen2.5-coder-1.5b-instruct",
-            api_base=server.url,
-            api_key="not-a-real-key",
-            max_retries=0,
-            timeout_s=20,
-            completion_kwargs={"_skip_mcp_handler": True},
-        )
+        model = _served_model(server.url)
         events = list(Harness(model=model, tools=_tools([])).run("where is the cup?", task_id="echo"))
     done = events[-1].data
     assert (done["status"], done["outcome"], done["finished_by"]) == ("failed", "failed", None)
@@ -114,15 +113,7 @@ def test_an_empty_greedy_decision_is_sampled_once_more() -> None:
     # What the 1.5B did after loading a skill: one token, no text, three times in a row.
     call = {"tool_calls": [{"name": "look", "arguments": {}}], "completion_tokens": 12}
     with LoopbackLLMServer([{"content": "", "completion_tokens": 1}, call, "", ""]) as server:
-        model = LiteLLMModel(
-            "openai/qwen2.5-coder-1.5b-instruct",
-            api_base=server.url,
-            api_key="not-a-real-key",
-            max_retries=0,
-            timeout_s=20,
-            temperature=0.0,
-            completion_kwargs={"_skip_mcp_handler": True},
-        )
+        model = _served_model(server.url, temperature=0.0)
         tools = [{"type": "function", "function": {"name": "look", "parameters": {"type": "object"}}}]
         reply = model.complete([{"role": "user", "content": "go"}], tools=tools)
         assert [c.name for c in reply.tool_calls] == ["look"]

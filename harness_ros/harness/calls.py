@@ -111,11 +111,16 @@ def skill_hint(name: str, skill_names: Sequence[str]) -> str | None:
     Small models do this (the 1.5B called ``recover_failed_grasp`` after a failed pick,
     from the Skill Catalog's ``recover-failed-grasp``): the refusal then names the tool
     that reads the skill instead of leaving the model to guess again."""
+    skill = skill_named(name, skill_names)
+    if skill is None:
+        return None
+    return f"{name!r} is a skill, not a tool: call {LOAD_SKILL} with name {skill!r} to read it"
+
+
+def skill_named(name: str, skill_names: Sequence[str]) -> str | None:
+    """The skill ``name`` means (``recover_failed_grasp`` is ``recover-failed-grasp``), or None."""
     key = name.strip().lower().replace("_", "-")
-    for skill in skill_names:
-        if skill.lower() == key:
-            return f"{name!r} is a skill, not a tool: call {LOAD_SKILL} with name {skill!r} to read it"
-    return None
+    return next((skill for skill in skill_names if skill.lower() == key), None)
 
 
 class ToolCallRunner:

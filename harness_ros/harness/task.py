@@ -43,7 +43,7 @@ from harness_ros.context import (
 )
 from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
-from harness_ros.harness.calls import CallOutcome, skill_hint
+from harness_ros.harness.calls import CallOutcome, skill_hint, skill_named
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
 from harness_ros.model.markers import cut_harness_echo
 from harness_ros.model.text_calls import not_offered_name
@@ -487,12 +487,12 @@ class TaskRunner:
             return reply
         calls, problems, changed = [], [], False
         for call in reply.tool_calls:
-            skill = _skill_of(call.name, skills) if self._h.registry.get(call.name) is None else None
+            skill = skill_named(call.name, skills) if self._h.registry.get(call.name) is None else None
             calls.append(_load_call(call.id, skill, call.recovered_from_text) if skill else call)
             changed = changed or skill is not None
         for problem in reply.text_call_problems:
             name = not_offered_name(problem)
-            skill = _skill_of(name, skills) if name is not None else None
+            skill = skill_named(name, skills) if name is not None else None
             if skill is not None and not calls:
                 calls.append(_load_call("text_call_skill", skill, True))
                 changed = True
@@ -678,12 +678,6 @@ def reminder_text(
             + "."
         )
     return " ".join(lines)
-
-
-def _skill_of(name: str, skill_names: Sequence[str]) -> str | None:
-    """The skill ``name`` means (``recover_failed_grasp`` is ``recover-failed-grasp``), or None."""
-    key = name.strip().lower().replace("_", "-")
-    return next((skill for skill in skill_names if skill.lower() == key), None)
 
 
 def _load_call(call_id: str, skill: str, from_text: bool) -> ToolCall:
