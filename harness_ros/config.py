@@ -139,6 +139,16 @@ class ModelConfig(_Model):
         "text either way. on: always; off: never.",
     )
 
+    call_prefill: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description='Start each decision\'s reply with the opening of a call, {"name": " (an '
+        "assistant prefill the server continues). auto: on for an OpenAI-compatible server on this "
+        "machine (api_base on localhost; llama.cpp continues a final assistant message), off "
+        "otherwise: after a failed call the local 1.5B ended its turn at once (its first token was "
+        "the end of turn) where a call was due; made to start a call, it names a tool. on: always "
+        "(a server that continues a final assistant message); off: never.",
+    )
+
     vision: Literal["auto", "true", "false"] = Field(
         default="auto",
         description="Whether the model takes images. auto: litellm's capability data (supports_vision); "

@@ -321,3 +321,81 @@ def test_a_skill_load_after_a_failed_pick_does_not_hide_the_failure(tmp_path: Pa
     run_all(Harness(model=model, tools=[grasp], skills=_recover_skill(tmp_path)))
     note = model.requests[3][-1]["content"]
     assert "Your last call, grasp, failed: object out of reach: 0.96 m > 0.75 m." in note
+
+
+class _ServedHereModel(ScriptedModel):
+    """Scripted replies, as from a model served on this machine (a small local one)."""
+
+    stops_at_harness_text = True
+
+
+def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_last(tmp_path: Path) -> None:
+    from harness_ros.model.contracts import ToolCall
+    from harness_ros.skills import SkillCatalog
+    from harness_ros.tools import failure, tool
+
+    outcomes = iter([failure("object out of reach: 0.96 m > 0.75 m"), None])
+
+    @tool(description="Grasp the cup.", physical=True)
+    def grasp() -> dict[str, Any]:
+        return next(outcomes) or {"success": True, "message": "holding the cup"}
+
+    skill = tmp_path / "skills" / "recover-failed-grasp"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\n"
+        '- "object out of reach": call navigate_to with the object\'s id\n'
+        "  as the target, then grasp again.\n"
+        '- "grasp slipped": grasp again.\n'
+    )
+    memory = FileMemory(tmp_path / "memory")
+    ledgers = tmp_path / "memory" / "tool_experience"
+    ledgers.mkdir(parents=True, exist_ok=True)
+    (ledgers / "grasp.md").write_text(
+        "# Tool Experience: grasp\n\n## Success\n\n## Failure\n"
+        "- object out of reach from the surface standoff: driving to the object first worked.\n"
+        "- grasp slipped twice on wet mugs.\n"
+    )
+    load = ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
+    script = [reply(call("grasp")), ModelReply(None, (load,)), reply(call("grasp")), final("ok")]
+    model = _ServedHereModel(script)
+    run_all(
+        Harness(model=model, tools=[grasp], skills=SkillCatalog.discover(tmp_path / "skills"), memory=memory)
+    )
+
+    def focus(request: list[dict[str, Any]]) -> str:
+        return str(request[-1]["content"]) if "Your last robot call" in str(request[-1]["content"]) else ""
+
+    assert focus(model.requests[0]) == ""  # nothing failed yet
+    assert focus(model.requests[1]) == (
+        "Your last robot call, grasp, failed: object out of reach: 0.96 m > 0.75 m.\n"
+        "Your experience with grasp says about it:\n"
+        "- object out of reach from the surface standoff: driving to the object first worked."
+    )
+    # Once the skill is loaded, its item on that reason too (one line; the slip item is not it).
+    assert focus(model.requests[2]).splitlines()[1:3] == [
+        "The loaded skill recover-failed-grasp says about it:",
+        '- "object out of reach": call navigate_to with the object\'s id as the target, then grasp again.',
+    ]
+    assert focus(model.requests[3]) == ""  # the last robot call succeeded
+    # Never stored: the next request's history does not carry the earlier note.
+    assert not any("Your last robot call" in str(m["content"]) for m in model.requests[2][:-1])
+    # A hosted model is not given it (it reads the whole prompt; the note would cost tokens).
+    hosted = ScriptedModel([reply(call("grasp")), final("no", "failed")])
+    outcomes = iter([failure("object out of reach: 0.96 m > 0.75 m")])
+    run_all(Harness(model=hosted, tools=[grasp]))
+    assert focus(hosted.requests[1]) == ""
+
+
+def test_failure_phrases_and_the_items_about_them() -> None:
+    from harness_ros.skills.guidance import failure_phrases, items_about
+
+    reason = "action server '/sim/pick_object' aborted the goal: object out of reach: 1.01 m > 0.75 m"
+    assert failure_phrases(reason) == ["object out of reach"]
+    assert failure_phrases("timed out after 30 s") == []  # digits: a detail, not a kind of failure
+    text = (
+        "Intro.\n\n- Object out of reach: drive\n  closer.\n- Slipped: again.\n1. object out of reach twice\n"
+    )
+    assert items_about(text, reason) == ["Object out of reach: drive closer.", "object out of reach twice"]
+    assert items_about(text, reason, limit=1) == ["Object out of reach: drive closer."]
+    assert items_about(text, "no gripper") == []

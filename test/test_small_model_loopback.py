@@ -14,6 +14,7 @@ from typing import Any
 from harness_ros.events import EventType
 from harness_ros.harness import Harness
 from harness_ros.model import LiteLLMModel
+from harness_ros.model.litellm_model import CALL_PREFILL
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
 from harness_ros.tools import success, tool
 
@@ -93,10 +94,12 @@ def test_a_small_model_completes_a_task_through_calls_recovered_from_text() -> N
     # The echo is not shown back as the model's words (a small model repeats its last
     # reply); the reminder shows how to write a call, since this model writes them as text.
     assert not any(m["role"] == "assistant" and m.get("content") == ECHO for m in third)
-    assert third[-1]["role"] == "user" and "reminder 1 of 2" in third[-1]["content"]
+    # A decision of a model served here is started as a call (model.call_prefill auto).
+    assert all(r["messages"][-1] == {"role": "assistant", "content": CALL_PREFILL} for r in requests)
+    assert third[-2]["role"] == "user" and "reminder 1 of 2" in third[-2]["content"]
     assert (
         'Reply with the call only, as {"name": "<tool>", "arguments": {...}}; tools: look'
-        in third[-1]["content"]
+        in third[-2]["content"]
     )
 
 
@@ -125,3 +128,41 @@ def test_an_empty_greedy_decision_is_sampled_once_more() -> None:
         # Not for a request without tools (consolidation), nor for a sampling model.
         sampling = LiteLLMModel("openai/x", api_base=server.url, api_key="k", temperature=0.5)
         assert sampling._resamples_empty is False
+
+
+LOOK = [{"type": "function", "function": {"name": "look", "parameters": {"type": "object"}}}]
+
+
+def test_a_decision_of_a_model_served_here_is_started_as_a_call() -> None:
+    # After a failed pick the 1.5B's likeliest first token ended its turn; started as a
+    # call, it names a tool. llama.cpp returns the prefill with its continuation, vLLM
+    # only the continuation: both are one call.
+    replies = [
+        CALL_PREFILL + 'look", "arguments": {"area": "table"}}',
+        'look", "arguments": {"area": "shelf"}}',
+        CALL_PREFILL,  # nothing added to the prefill: an empty reply, not text
+        {"content": CALL_PREFILL + 'To continue, I will look."'},
+    ]
+    with LoopbackLLMServer(replies) as server:
+        model = _served_model(server.url)
+        prompt = [{"role": "user", "content": "go"}]
+        first, second, third, fourth = (model.complete(prompt, tools=LOOK) for _ in replies)
+        requests = list(server.requests)
+    calls = [*first.tool_calls, *second.tool_calls]
+    assert [c.arguments for c in calls] == [{"area": "table"}, {"area": "shelf"}]
+    assert (third.text, third.tool_calls) == (None, ())
+    assert fourth.tool_calls == () and fourth.text == CALL_PREFILL + 'To continue, I will look."'
+    assert all(r["messages"] == [*prompt, {"role": "assistant", "content": CALL_PREFILL}] for r in requests)
+
+
+def test_no_prefill_when_off_for_a_hosted_model_or_a_request_without_tools() -> None:
+    with LoopbackLLMServer(['{"name": "look", "arguments": {}}', "{}", "plain"]) as server:
+        off = _served_model(server.url, call_prefill="off")
+        reply = off.complete([{"role": "user", "content": "go"}], tools=LOOK)
+        assert [c.name for c in reply.tool_calls] == ["look"]
+        _served_model(server.url).complete([{"role": "user", "content": "summarise"}])  # no tools
+        assert [r["messages"][-1]["role"] for r in server.requests] == ["user", "user"]
+    assert LiteLLMModel("openai/gpt-4o-mini", api_key="k").prefills_calls is False
+    remote = LiteLLMModel("openai/x", api_base="https://llm.example.com/v1", api_key="k")
+    assert remote.prefills_calls is False
+    assert LiteLLMModel("anthropic/x", api_base="http://127.0.0.1:9/v1", call_prefill="on").prefills_calls

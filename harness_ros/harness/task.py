@@ -49,6 +49,7 @@ from harness_ros.model.markers import cut_harness_echo
 from harness_ros.model.text_calls import not_offered_name
 from harness_ros.observation.contracts import FirstFrameSource, Observation
 from harness_ros.skills.contracts import LOAD_SKILL, LOAD_SKILL_RESOURCE
+from harness_ros.skills.guidance import items_about
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
@@ -234,6 +235,9 @@ class TaskRunner:
             if end is not None:
                 return end
             messages = builder.messages(obs_message)
+            focus = self._failure_focus()
+            if focus is not None:
+                messages.append(focus)
             try:
                 reply = self._h.model.complete(messages, tools=builder.tools())
             except LLMError as err:
@@ -519,6 +523,51 @@ class TaskRunner:
             reason = step.verdict.failure_reason if step.verdict is not None else None
             why = f"failed its post-condition: {reason or 'no reason given'}"
         return f"{note} Your last call, {step.tool}, {why}. Decide what to do about it."
+
+    def _failure_focus(self) -> Message | None:
+        """After a failed robot call, its failure and what the loaded skill and the tool's
+        experience say about that reason, as the last words before a decision (refreshed
+        every turn, never stored, so the cached prefix is untouched).
+
+        For a model served on this machine: after a failed pick the 1.5B, with
+        recover-failed-grasp in its system message, drove back to the same surface; with
+        the skill's line on that reason at the end of its prompt, to the object."""
+        if not getattr(self._h.model, "stops_at_harness_text", False):
+            return None
+        step = next((s for s in reversed(self._fold.trajectory.steps) if self._is_physical(s.tool)), None)
+        if step is None or not step.failed:
+            return None
+        if step.result.success is False:
+            reason = step.result.reason or ""
+            lines = [f"Your last robot call, {step.tool}, {note_outcome(step.result)}."]
+        else:
+            reason = (step.verdict.failure_reason if step.verdict is not None else None) or ""
+            why = f"failed its post-condition: {reason or 'no reason given'}"
+            lines = [f"Your last robot call, {step.tool}, {why}."]
+        session = self._h.skill_session
+        skill = session.loaded_skill if session is not None else None
+        if skill is not None:
+            said = items_about(skill.body, reason)
+            if said:
+                lines.append(f"The loaded skill {skill.name} says about it:")
+                lines += [f"- {item}" for item in said]
+        if self._h.memory is not None:
+            ledger = "\n".join(f"- {entry}" for entry in self._ledger_failures(step.tool))
+            learnt = items_about(ledger, reason)
+            if learnt:
+                lines.append(f"Your experience with {step.tool} says about it:")
+                lines += [f"- {item}" for item in learnt]
+        return {"role": "user", "content": "\n".join(lines)}
+
+    def _ledger_failures(self, tool: str) -> list[str]:
+        memory = self._h.memory
+        if memory is None:
+            return []
+        try:
+            return list(memory.ledger_entries(tool).get("failure", []))
+        except Exception:  # a ledger that cannot be read hides nothing the model needs now
+            logger.exception("reading the %s ledger failed", tool)
+            return []
 
     def _is_physical(self, tool: str) -> bool:
         found = self._h.registry.get(tool)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from harness_ros.model.recording import ModelRecorder
 
 __all__ = [
+    "CALL_PREFILL",
     "LiteLLMModel",
     "PromptCache",
     "add_cache_breakpoints",
@@ -53,6 +54,9 @@ logger = logging.getLogger(__name__)
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 PromptCache = Literal["auto", "on", "off"]
 JsonMode = Literal["auto", "on", "off"]
+CallPrefill = Literal["auto", "on", "off"]
+CALL_PREFILL = '{"name": "'
+"""How a decision's reply starts when ``model.call_prefill`` is on: the opening of a call."""
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 """litellm's cache breakpoint marker (Anthropic ``cache_control``)."""
 _CLAUDE_HOSTS = frozenset({"bedrock", "vertex_ai", "vertex_ai_beta"})
@@ -297,6 +301,7 @@ class LiteLLMModel:
         prompt_cache: PromptCache = "auto",
         providers: ProviderLookup | None = None,
         json_mode: JsonMode = "auto",
+        call_prefill: CallPrefill = "auto",
     ) -> None:
         if not model or not model.strip():
             raise LLMError("Model string is empty")
@@ -324,6 +329,9 @@ class LiteLLMModel:
         if json_mode not in ("auto", "on", "off"):
             raise ValueError(f"json_mode must be 'auto', 'on' or 'off', got {json_mode!r}")
         self.json_mode: JsonMode = json_mode
+        if call_prefill not in ("auto", "on", "off"):
+            raise ValueError(f"call_prefill must be 'auto', 'on' or 'off', got {call_prefill!r}")
+        self.call_prefill: CallPrefill = call_prefill
 
     @property
     def sends_json_mode(self) -> bool:
@@ -342,6 +350,17 @@ class LiteLLMModel:
         (``model.markers``): for a model served on this machine, which on a CPU spends a
         second per few tokens, and which (the 1.5B) followed its calls with copies of the
         Task Notes. Hosted models do not copy them, and some reject ``stop``."""
+        return served_on_this_machine(self.name, self.api_base)
+
+    @property
+    def prefills_calls(self) -> bool:
+        """Whether a decision's reply is started as a call (``model.call_prefill``): auto is yes
+        for a model served on this machine. After each failed pick the 1.5B's most likely first
+        token was the end of its turn (p 0.33, the start of a new turn next at 0.27, a call's
+        opening 0.05): greedy, the reply was empty three times and the task ended as malformed.
+        Started as ``{"name": "``, the same prompt got a call."""
+        if self.call_prefill != "auto":
+            return self.call_prefill == "on"
         return served_on_this_machine(self.name, self.api_base)
 
     @classmethod
@@ -363,6 +382,7 @@ class LiteLLMModel:
             "decision_max_tokens": cfg.decision_max_tokens,
             "prompt_cache": cfg.prompt_cache,
             "json_mode": cfg.json_mode,
+            "call_prefill": cfg.call_prefill,
         }
         # Callers may override a setting (check --online makes one attempt, no retries).
         settings.update(kwargs)
@@ -402,6 +422,10 @@ class LiteLLMModel:
             request["tools"] = tools
             if self.stops_at_harness_text:
                 request["stop"] = list(HARNESS_MARKERS)
+            if self.prefills_calls:
+                # A final assistant message is continued, not answered (llama.cpp, vLLM);
+                # it is never stored: the reply carries the whole call (``_with_prefill``).
+                request["messages"] = [*messages, {"role": "assistant", "content": CALL_PREFILL}]
         if json_mode and self.sends_json_mode:
             request["response_format"] = {"type": "json_object"}
         max_tokens = self.max_tokens
@@ -504,7 +528,24 @@ class LiteLLMModel:
                     delay,
                 )
                 self._sleep(delay)
-        return with_text_calls(_to_reply(response, self.name), tools)
+        reply = _to_reply(response, self.name)
+        if tools and self.prefills_calls:
+            return _with_prefill(reply, tools)
+        return with_text_calls(reply, tools)
+
+
+def _with_prefill(reply: ModelReply, tools: list[dict[str, Any]]) -> ModelReply:
+    """A reply to a prefilled decision, read as the whole call: llama.cpp returns the prefill
+    with its continuation, other servers (vLLM) only the continuation. A reply that added
+    nothing to the prefill is empty: no call and no words of the model's."""
+    text = (reply.text or "").strip()
+    if reply.tool_calls or not text.removeprefix(CALL_PREFILL).strip():
+        return reply if reply.tool_calls else dataclasses.replace(reply, text=None)
+    whole = with_text_calls(reply, tools)
+    if whole.tool_calls or text.startswith(CALL_PREFILL):
+        return whole
+    continued = with_text_calls(dataclasses.replace(reply, text=CALL_PREFILL + text), tools)
+    return continued if continued.tool_calls else whole
 
 
 _RESAMPLE_TEMPERATURE = 0.7
