@@ -337,8 +337,8 @@ def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_l
     outcomes = iter([failure("object out of reach: 0.96 m > 0.75 m"), None])
 
     @tool(description="Grasp the cup.", physical=True)
-    def grasp() -> dict[str, Any]:
-        return next(outcomes) or {"success": True, "message": "holding the cup"}
+    def grasp(object_id: str) -> dict[str, Any]:
+        return next(outcomes) or {"success": True, "message": f"holding the {object_id}"}
 
     skill = tmp_path / "skills" / "recover-failed-grasp"
     skill.mkdir(parents=True)
@@ -357,7 +357,8 @@ def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_l
         "- grasp slipped twice on wet mugs.\n"
     )
     load = ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
-    script = [reply(call("grasp")), ModelReply(None, (load,)), reply(call("grasp")), final("ok")]
+    cup = call("grasp", object_id="red_cup")
+    script = [reply(cup), ModelReply(None, (load,)), reply(cup), final("ok")]
     model = _ServedHereModel(script)
     run_all(
         Harness(model=model, tools=[grasp], skills=SkillCatalog.discover(tmp_path / "skills"), memory=memory)
@@ -368,7 +369,8 @@ def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_l
 
     assert focus(model.requests[0]) == ""  # nothing failed yet
     assert focus(model.requests[1]) == (
-        "Your last robot call, grasp, failed: object out of reach: 0.96 m > 0.75 m.\n"
+        'Your last robot call, grasp {"object_id": "red_cup"}, failed: '
+        "object out of reach: 0.96 m > 0.75 m.\n"
         "Your experience with grasp says about it:\n"
         "- object out of reach from the surface standoff: driving to the object first worked."
     )
@@ -381,7 +383,7 @@ def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_l
     # Never stored: the next request's history does not carry the earlier note.
     assert not any("Your last robot call" in str(m["content"]) for m in model.requests[2][:-1])
     # A hosted model is not given it (it reads the whole prompt; the note would cost tokens).
-    hosted = ScriptedModel([reply(call("grasp")), final("no", "failed")])
+    hosted = ScriptedModel([reply(cup), final("no", "failed")])
     outcomes = iter([failure("object out of reach: 0.96 m > 0.75 m")])
     run_all(Harness(model=hosted, tools=[grasp]))
     assert focus(hosted.requests[1]) == ""

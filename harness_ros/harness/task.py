@@ -537,13 +537,18 @@ class TaskRunner:
         step = next((s for s in reversed(self._fold.trajectory.steps) if self._is_physical(s.tool)), None)
         if step is None or not step.failed:
             return None
+        # The call with its arguments: the ids to act on next stand here, at the end (the
+        # 1.5B drove to the object, not back to its surface, only with ``red_cup`` named here).
+        called = step.tool
+        if step.arguments:
+            called += f" {json.dumps(dict(step.arguments), ensure_ascii=False, default=str)}"
         if step.result.success is False:
             reason = step.result.reason or ""
-            lines = [f"Your last robot call, {step.tool}, {note_outcome(step.result)}."]
+            lines = [f"Your last robot call, {called}, {note_outcome(step.result)}."]
         else:
             reason = (step.verdict.failure_reason if step.verdict is not None else None) or ""
             why = f"failed its post-condition: {reason or 'no reason given'}"
-            lines = [f"Your last robot call, {step.tool}, {why}."]
+            lines = [f"Your last robot call, {called}, {why}."]
         session = self._h.skill_session
         skill = session.loaded_skill if session is not None else None
         if skill is not None:
