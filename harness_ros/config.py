@@ -197,6 +197,13 @@ class MemoryConfig(_Model):
         default="model", description="'model': the task's model consolidates at task end; 'none': no-op."
     )
     pending_limit: int = Field(default=20, ge=1, description="Failed consolidations kept for retry.")
+    recovery_lessons: bool = Field(
+        default=True,
+        description="When a call failed and, after at most three other robot calls, the same tool "
+        "succeeded (confirmed by the evaluator), write that recovery as the tool's failure lesson if "
+        "the consolidator proposed none for it. Judged by the same rules as the model's entries; "
+        "ids the recovery reused from the failed call are named by its argument, not by value.",
+    )
     resident_budget_chars: int | None = Field(
         default=8000,
         ge=500,

@@ -390,7 +390,8 @@ def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_l
 
 
 def test_failure_phrases_and_the_items_about_them() -> None:
-    from harness_ros.skills.guidance import failure_phrases, items_about
+    from harness_ros.skills.guidance import items_about
+    from harness_ros.trajectory.reasons import failure_phrases
 
     reason = "action server '/sim/pick_object' aborted the goal: object out of reach: 1.01 m > 0.75 m"
     assert failure_phrases(reason) == ["object out of reach"]

@@ -45,7 +45,12 @@ from harness_ros.memory.consolidation import (
     refusal_records,
     tally,
 )
-from harness_ros.memory.contracts import MemoryConsolidatorProtocol, ToolExperienceSummarizerProtocol
+from harness_ros.memory.contracts import (
+    MemoryConsolidation,
+    MemoryConsolidatorProtocol,
+    ToolExperienceSummarizerProtocol,
+)
+from harness_ros.memory.evidence import with_recovery_lessons
 from harness_ros.memory.model_policies import ModelMemoryConsolidator, ModelToolExperienceSummarizer
 from harness_ros.memory.pending import PendingRetries
 from harness_ros.memory.provenance import operator_texts
@@ -100,8 +105,12 @@ class FileMemory:
         resident_budget_chars: int | None = None,
         audit_max_bytes: int | None = DEFAULT_AUDIT_MAX_BYTES,
         audit_keep: int = DEFAULT_AUDIT_KEEP,
+        recovery_lessons: bool = True,
     ) -> None:
         self.root = Path(root)
+        self.recovery_lessons = recovery_lessons
+        """Whether a recovery the trajectory proves becomes a failure lesson when the
+        consolidator proposes none for that tool (``memory.evidence``)."""
         self.min_confidence = _check_threshold(min_confidence)
         self.store = MemoryStore(
             self.root, lock_timeout_s=lock_timeout_s, audit_max_bytes=audit_max_bytes, audit_keep=audit_keep
@@ -173,6 +182,7 @@ class FileMemory:
             resident_budget_chars=config.resident_budget_chars,
             audit_max_bytes=config.audit_max_bytes,
             audit_keep=config.audit_keep,
+            recovery_lessons=config.recovery_lessons,
         )
 
     # ------------------------------------------------------------------ settings, paths, reads
@@ -441,6 +451,8 @@ class FileMemory:
         proposal = self.consolidator.consolidate(
             json.loads(json.dumps(trajectory, default=str)), allowed_tools=list(allowed), existing=existing
         )
+        if self.recovery_lessons and isinstance(proposal, MemoryConsolidation):
+            proposal = with_recovery_lessons(proposal, events, allowed)
         task_id = str(trajectory.get("task_id") or "")
         operator = operator_texts(trajectory)
         task_outcome = trajectory.get("outcome")

@@ -6,7 +6,8 @@ recover-failed-grasp loaded in its system message drove back to the same surface
 repeated just before its decision, it drove to the object (p 0.97). The match is literal:
 a failure reason is ``<what>: <detail>`` clauses (``action server '/sim/pick_object'
 aborted the goal: object out of reach: 1.01 m > 0.75 m``), and an item matches when it
-contains one of the short clauses made of words (``object out of reach``).
+contains one of the short clauses made of words (``object out of reach``,
+``trajectory.reasons``).
 """
 
 from __future__ import annotations
@@ -14,22 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["failure_phrases", "items_about"]
+from harness_ros.trajectory.reasons import failure_phrases
+
+__all__ = ["items_about"]
 
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_WORDY = re.compile(r"^[a-z][a-z' -]*[a-z]$")
-_MAX_PHRASE_WORDS = 6
 _MAX_ITEM_CHARS = 400
-
-
-def failure_phrases(reason: str) -> list[str]:
-    """The clauses of ``reason`` that name a kind of failure: two to six plain words."""
-    phrases = []
-    for part in reason.lower().split(":"):
-        clause = part.strip().strip(".;")
-        if _WORDY.match(clause) and 2 <= len(clause.split()) <= _MAX_PHRASE_WORDS:
-            phrases.append(clause)
-    return phrases
 
 
 def _items(text: str) -> Iterable[str]:

@@ -1,0 +1,92 @@
+"""Failure lessons the trajectory itself proves: a call failed, what ran next, and then the
+same tool succeeded, confirmed by the evaluator.
+
+The consolidating model may miss them: the local 1.5B answered every consolidation of the
+learning eval with empty lists, so the memory-on arm never learnt anything. A recovery is
+exactly what the failure-lesson rule asks for (a failure of the tool later followed by an
+evaluator-confirmed success of it), so the harness can write it down itself, in words that
+carry to the next task: argument values the recovery reused from the failed call are named
+by that call's argument (``target = the failed call's object_id``), not by this run's ids.
+Each lesson is still judged by the same rules as a model's entry (``consolidation.decide``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from harness_ros.memory.contracts import MemoryConsolidation, ToolExperienceEntry
+from harness_ros.trajectory import TrajectoryStep, as_step
+from harness_ros.trajectory.reasons import failure_phrases
+
+__all__ = ["READ_ONLY_TOOLS", "recovery_lessons", "with_recovery_lessons"]
+
+READ_ONLY_TOOLS = frozenset({"load_skill", "load_skill_resource", "ask_operator", "notify_operator"})
+"""Built-in calls that change nothing on the robot: not part of what fixed a failure."""
+_MAX_STEPS_BETWEEN = 3
+"""A longer way from the failure to the success is a plan, not a fix of one failure."""
+
+
+def _reason(step: TrajectoryStep) -> str:
+    if step.result.success is False:
+        return step.result.reason or ""
+    return (step.verdict.failure_reason if step.verdict is not None else None) or ""
+
+
+def _value(key: str, value: Any, failed: Mapping[str, Any]) -> str:
+    same = next((name for name, used in failed.items() if isinstance(value, str) and used == value), None)
+    if same is not None:
+        return f"{key} = the failed call's {same}"
+    return f"{key} = {json.dumps(value, ensure_ascii=False, default=str)}"
+
+
+def _call(step: TrajectoryStep, failed: Mapping[str, Any]) -> str:
+    if not step.arguments:
+        return step.tool
+    return f"{step.tool} with " + ", ".join(_value(k, v, failed) for k, v in step.arguments.items())
+
+
+def recovery_lessons(
+    events: Sequence[Mapping[str, Any]], allowed: Iterable[str]
+) -> list[ToolExperienceEntry]:
+    """One failure lesson per tool (the first recovery of it) for the allowed tools."""
+    typed = (as_step(event, position) for position, event in enumerate(events))
+    steps = [step for step in typed if step is not None and not step.refused]
+    tools = set(allowed)
+    lessons: dict[str, ToolExperienceEntry] = {}
+    for at, success in enumerate(steps):
+        tool = success.tool
+        if tool in lessons or tool not in tools or not success.confirmed:
+            continue
+        before = next((i for i in range(at - 1, -1, -1) if steps[i].tool == tool), None)
+        if before is None or not steps[before].failed:
+            continue
+        failed = steps[before]
+        phrases = failure_phrases(_reason(failed))
+        between = [step for step in steps[before + 1 : at] if step.tool not in READ_ONLY_TOOLS]
+        if not phrases or len(between) > _MAX_STEPS_BETWEEN or any(step.failed for step in between):
+            continue
+        if between:
+            fix = ", then ".join(_call(step, failed.arguments) for step in between)
+            text = f'After "{phrases[0]}": {fix}, then {tool} again succeeded.'
+        else:
+            text = f'After "{phrases[0]}": {tool} again, unchanged, succeeded.'
+        lessons[tool] = ToolExperienceEntry(tool, "failure", text, 1.0)
+    return list(lessons.values())
+
+
+def with_recovery_lessons(
+    proposal: MemoryConsolidation, events: Sequence[Mapping[str, Any]], allowed: Iterable[str]
+) -> MemoryConsolidation:
+    """``proposal`` with the recovery lessons of the tools it proposes no failure lesson for."""
+    covered = {
+        getattr(entry, "tool", None)
+        for entry in proposal.tool_experience_entries
+        if getattr(entry, "outcome", None) == "failure"
+    }
+    added = [lesson for lesson in recovery_lessons(events, allowed) if lesson.tool not in covered]
+    if not added:
+        return proposal
+    return dataclasses.replace(proposal, tool_experience_entries=(*proposal.tool_experience_entries, *added))

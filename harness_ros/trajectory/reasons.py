@@ -1,0 +1,25 @@
+"""What kind of failure a result's reason names.
+
+A failure reason is ``<what>: <detail>`` clauses (``action server '/sim/pick_object'
+aborted the goal: object out of reach: 1.01 m > 0.75 m``); the short clauses made of words
+(``object out of reach``) name the kind, which skills and lessons quote to speak of it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["failure_phrases"]
+
+_WORDY = re.compile(r"^[a-z][a-z' -]*[a-z]$")
+_MAX_PHRASE_WORDS = 6
+
+
+def failure_phrases(reason: str) -> list[str]:
+    """The clauses of ``reason`` that name a kind of failure: two to six plain words."""
+    phrases = []
+    for part in reason.lower().split(":"):
+        clause = part.strip().strip(".;")
+        if _WORDY.match(clause) and 2 <= len(clause.split()) <= _MAX_PHRASE_WORDS:
+            phrases.append(clause)
+    return phrases

@@ -1,0 +1,122 @@
+"""Recovery lessons: a failed call, what ran next and the confirmed success of the same tool,
+written as that tool's failure lesson when the consolidator proposed none (memory.evidence)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness_ros.config import MemoryConfig
+from harness_ros.memory import FileMemory
+from harness_ros.memory.contracts import MemoryConsolidation, ToolExperienceEntry
+from harness_ros.memory.evidence import recovery_lessons, with_recovery_lessons
+
+OK = {"status": "success", "failure_reason": None}
+
+
+def event(
+    index: int, tool: str, arguments: dict[str, Any], *, fail: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"success": False, "reason": fail} if fail else {"success": True}
+    verdict = None if fail else OK
+    return {
+        "index": index,
+        "tool": tool,
+        "arguments": arguments,
+        "result": result,
+        "verdict": verdict,
+        **extra,
+    }
+
+
+REACH = [
+    event(1, "navigate_to", {"target": "coffee_table", "standoff_m": 0.5}),
+    event(
+        2,
+        "pick_object",
+        {"object_id": "red_cup"},
+        fail="action server '/sim/pick_object' aborted the goal: object out of reach: 1.01 m > 0.75 m",
+    ),
+    event(3, "load_skill", {"name": "recover-failed-grasp"}),
+    event(4, "navigate_to", {"target": "red_cup"}),
+    event(5, "pick_object", {"object_id": "red_cup"}),
+    event(6, "navigate_to", {"target": "kitchen_table"}),
+]
+TOOLS = ["navigate_to", "pick_object", "place_object", "load_skill"]
+
+
+def test_a_recovery_becomes_a_lesson_in_words_that_carry_to_the_next_task() -> None:
+    [lesson] = recovery_lessons(REACH, TOOLS)
+    assert (lesson.tool, lesson.outcome, lesson.confidence) == ("pick_object", "failure", 1.0)
+    # The reused id is named by the failed call's argument; the skill load is no part of the fix.
+    assert lesson.text == (
+        'After "object out of reach": navigate_to with target = the failed call\'s object_id, '
+        "then pick_object again succeeded."
+    )
+    assert "red_cup" not in lesson.text
+
+
+def test_a_slip_then_a_grasp_is_again_unchanged_and_only_proven_recoveries_count() -> None:
+    slip = "grasp slipped: red_cup slid out of the gripper and stayed on kitchen_table; try again"
+    events = [
+        event(1, "pick_object", {"object_id": "red_cup"}, fail=slip),
+        event(2, "pick_object", {"object_id": "red_cup"}),
+    ]
+    [lesson] = recovery_lessons(events, TOOLS)
+    assert lesson.text == 'After "grasp slipped": pick_object again, unchanged, succeeded.'
+    # No lesson without the evaluator's confirmation, for a tool not allowed, for a reason
+    # that names no kind of failure, or when a call on the way failed too.
+    unconfirmed = [events[0], {**events[1], "verdict": None}]
+    assert recovery_lessons(unconfirmed, TOOLS) == []
+    assert recovery_lessons(events, ["navigate_to"]) == []
+    assert (
+        recovery_lessons(
+            [event(1, "pick_object", {}, fail="timed out after 30 s"), event(2, "pick_object", {})], TOOLS
+        )
+        == []
+    )
+    blocked = [REACH[1], event(4, "navigate_to", {"target": "red_cup"}, fail="path blocked: wall"), REACH[4]]
+    assert recovery_lessons(blocked, TOOLS) == []
+    # A refused call never ran: it is neither the failure nor the fix.
+    refused = {**REACH[1], "refusal": "hook"}
+    assert recovery_lessons([refused, REACH[4]], TOOLS) == []
+
+
+def test_the_model_s_own_failure_lesson_for_the_tool_wins() -> None:
+    own = ToolExperienceEntry(
+        "pick_object", "failure", "Drive to the object first when it is out of reach.", 0.9
+    )
+    proposal = MemoryConsolidation(tool_experience_entries=(own,))
+    assert with_recovery_lessons(proposal, REACH, TOOLS) is proposal
+    added = with_recovery_lessons(MemoryConsolidation(), REACH, TOOLS).tool_experience_entries
+    assert [entry.tool for entry in added] == ["pick_object"]
+
+
+class Silent:
+    """What the 1.5B proposed for every consolidation of the eval: nothing."""
+
+    def consolidate(
+        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+    ) -> MemoryConsolidation:
+        return MemoryConsolidation()
+
+    def summarize(self, tool: str, ledger: dict[str, list[str]]) -> str:
+        return ""
+
+
+def _trajectory(events: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"task_id": "t1", "goal": "bring the cup", "phase": "", "status": "completed", "events": events}
+
+
+def test_file_memory_writes_the_recovery_through_the_same_rules(tmp_path: Path) -> None:
+    memory = FileMemory(tmp_path / "on", consolidator=Silent(), tool_experience_summarizer=Silent())
+    result = memory.consolidate_trajectory(_trajectory(REACH), allowed_tools=TOOLS)
+    assert [(d["tool"], d["accepted"]) for d in result["decisions"]] == [("pick_object", True)]
+    assert memory.ledger_entries("pick_object")["failure"] == [recovery_lessons(REACH, TOOLS)[0].text]
+    # The second time it is a duplicate, refused by rule like any entry.
+    again = memory.consolidate_trajectory(_trajectory(REACH), allowed_tools=TOOLS)
+    assert [d["rule"] for d in again["decisions"]] == ["duplicate_existing"]
+    # memory.recovery_lessons false: the model's proposal alone.
+    config = MemoryConfig(dir=tmp_path / "off", recovery_lessons=False)
+    off = FileMemory.from_config(config, consolidator=Silent(), tool_experience_summarizer=Silent())
+    assert off.consolidate_trajectory(_trajectory(REACH), allowed_tools=TOOLS)["decisions"] == []
