@@ -100,8 +100,8 @@ class Silent:
     ) -> MemoryConsolidation:
         return MemoryConsolidation()
 
-    def summarize(self, tool: str, ledger: dict[str, list[str]]) -> str:
-        return ""
+    def summarize(self, tool: str, *, success: list[str], failure: list[str]) -> str:
+        return "summary"
 
 
 def _trajectory(events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ A small model reads the end of its prompt best: after a failed pick, the 1.5B wi
 recover-failed-grasp loaded in its system message drove back to the same surface
 (``red_cup`` as the target: p 0.06); with the skill's line about that failure's reason
 repeated just before its decision, it drove to the object (p 0.97). The match is literal:
-a failure reason is ``<what>: <detail>`` clauses (``action server '/sim/pick_object'
+a failure reason is ``<what>: <detail>`` clauses (``action server '/arm/pick_object'
 aborted the goal: object out of reach: 1.01 m > 0.75 m``), and an item matches when it
 contains one of the short clauses made of words (``object out of reach``,
 ``trajectory.reasons``).

@@ -1,6 +1,6 @@
 """What kind of failure a result's reason names.
 
-A failure reason is ``<what>: <detail>`` clauses (``action server '/sim/pick_object'
+A failure reason is ``<what>: <detail>`` clauses (``action server '/arm/pick_object'
 aborted the goal: object out of reach: 1.01 m > 0.75 m``); the short clauses made of words
 (``object out of reach``) name the kind, which skills and lessons quote to speak of it.
 """
