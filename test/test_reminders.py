@@ -365,11 +365,11 @@ def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_l
     )
 
     def focus(request: list[dict[str, Any]]) -> str:
-        return str(request[-1]["content"]) if "Your last robot call" in str(request[-1]["content"]) else ""
+        return str(request[-1]["content"]) if "Your last grasp call" in str(request[-1]["content"]) else ""
 
     assert focus(model.requests[0]) == ""  # nothing failed yet
     assert focus(model.requests[1]) == (
-        'Your last robot call, grasp {"object_id": "red_cup"}, failed: '
+        'Your last grasp call, grasp {"object_id": "red_cup"}, failed: '
         "object out of reach: 0.96 m > 0.75 m.\n"
         "Your experience with grasp says about it:\n"
         "- object out of reach from the surface standoff: driving to the object first worked."
@@ -381,7 +381,7 @@ def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_l
     ]
     assert focus(model.requests[3]) == ""  # the last robot call succeeded
     # Never stored: the next request's history does not carry the earlier note.
-    assert not any("Your last robot call" in str(m["content"]) for m in model.requests[2][:-1])
+    assert not any("Your last grasp call" in str(m["content"]) for m in model.requests[2][:-1])
     # A hosted model is not given it (it reads the whole prompt; the note would cost tokens).
     hosted = ScriptedModel([reply(cup), final("no", "failed")])
     outcomes = iter([failure("object out of reach: 0.96 m > 0.75 m")])
@@ -402,3 +402,33 @@ def test_failure_phrases_and_the_items_about_them() -> None:
     assert items_about(text, reason) == ["Object out of reach: drive closer.", "object out of reach twice"]
     assert items_about(text, reason, limit=1) == ["Object out of reach: drive closer."]
     assert items_about(text, "no gripper") == []
+
+
+def test_the_failure_note_follows_the_fix_until_the_failed_tool_runs_again() -> None:
+    # The 1.5B drove to the object after the failed pick, then, with the note gone, asked
+    # what next and drove off without the cup. The note stays until the pick runs again.
+    from harness_ros.tools import failure, tool
+
+    outcomes = iter([failure("object out of reach: 0.96 m > 0.75 m"), None])
+
+    @tool(description="Grasp an object.", physical=True)
+    def grasp(object_id: str) -> dict[str, Any]:
+        return next(outcomes) or {"success": True, "message": f"holding the {object_id}"}
+
+    @tool(description="Drive to a target.", physical=True)
+    def drive(target: str) -> dict[str, Any]:
+        return {"success": True, "message": f"at {target}"}
+
+    cup = call("grasp", object_id="red_cup")
+    script = [reply(cup), reply(call("drive", target="red_cup")), reply(cup), final("ok")]
+    model = _ServedHereModel(script)
+    run_all(Harness(model=model, tools=[grasp, drive]))
+    notes = [
+        str(r[-1]["content"]) if "Your last grasp call" in str(r[-1]["content"]) else ""
+        for r in model.requests
+    ]
+    assert notes[1].startswith(
+        'Your last grasp call, grasp {"object_id": "red_cup"}, failed: object out of reach'
+    )
+    assert notes[2].splitlines() == [notes[1], 'Since then: drive {"target": "red_cup"} succeeded.']
+    assert notes[3] == ""  # the grasp ran again (and succeeded)

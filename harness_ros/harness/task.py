@@ -527,28 +527,26 @@ class TaskRunner:
     def _failure_focus(self) -> Message | None:
         """After a failed robot call, its failure and what the loaded skill and the tool's
         experience say about that reason, as the last words before a decision (refreshed
-        every turn, never stored, so the cached prefix is untouched).
+        every turn, never stored, so the cached prefix is untouched). It stays until that
+        tool runs again, with the robot calls made since: a fix takes more than one call.
 
         For a model served on this machine: after a failed pick the 1.5B, with
         recover-failed-grasp in its system message, drove back to the same surface; with
-        the skill's line on that reason at the end of its prompt, to the object."""
+        the skill's line on that reason at the end of its prompt, to the object. Once there,
+        with the note gone, it asked the operator what next and drove off without the cup."""
         if not getattr(self._h.model, "stops_at_harness_text", False):
             return None
-        step = next((s for s in reversed(self._fold.trajectory.steps) if self._is_physical(s.tool)), None)
-        if step is None or not step.failed:
+        physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
+        at = next((i for i in range(len(physical) - 1, -1, -1) if physical[i].failed), None)
+        if at is None:
             return None
-        # The call with its arguments: the ids to act on next stand here, at the end (the
-        # 1.5B drove to the object, not back to its surface, only with ``red_cup`` named here).
-        called = step.tool
-        if step.arguments:
-            called += f" {json.dumps(dict(step.arguments), ensure_ascii=False, default=str)}"
-        if step.result.success is False:
-            reason = step.result.reason or ""
-            lines = [f"Your last robot call, {called}, {note_outcome(step.result)}."]
-        else:
-            reason = (step.verdict.failure_reason if step.verdict is not None else None) or ""
-            why = f"failed its post-condition: {reason or 'no reason given'}"
-            lines = [f"Your last robot call, {called}, {why}."]
+        step, since = physical[at], physical[at + 1 :]
+        if any(later.tool == step.tool for later in since) or len(since) > _FOCUS_MAX_SINCE:
+            return None
+        lines = [f"Your last {step.tool} call, {_call_text(step)}, {self._failure_clause(step)}."]
+        if since:
+            lines.append("Since then: " + "; ".join(f"{_call_text(s)} succeeded" for s in since) + ".")
+        reason = _failure_reason(step)
         session = self._h.skill_session
         skill = session.loaded_skill if session is not None else None
         if skill is not None:
@@ -563,6 +561,12 @@ class TaskRunner:
                 lines.append(f"Your experience with {step.tool} says about it:")
                 lines += [f"- {item}" for item in learnt]
         return {"role": "user", "content": "\n".join(lines)}
+
+    @staticmethod
+    def _failure_clause(step: TrajectoryStep) -> str:
+        if step.result.success is False:
+            return note_outcome(step.result)
+        return f"failed its post-condition: {_failure_reason(step) or 'no reason given'}"
 
     def _ledger_failures(self, tool: str) -> list[str]:
         memory = self._h.memory
@@ -679,6 +683,24 @@ _ECHO_REPLY_NOTE = (
 )
 _PREVIEW_CHARS = 200
 _QUESTION_END = re.compile(r"\?[\s*_\"')\]]*$")
+
+
+_FOCUS_MAX_SINCE = 3
+"""Robot calls after a failure that the failure note still follows (a fix, not a new plan)."""
+
+
+def _call_text(step: TrajectoryStep) -> str:
+    """``tool {"arg": value}``: the ids to act on next stand in the note (the 1.5B drove to
+    the object, not back to its surface, only with ``red_cup`` named there)."""
+    if not step.arguments:
+        return step.tool
+    return f"{step.tool} {json.dumps(dict(step.arguments), ensure_ascii=False, default=str)}"
+
+
+def _failure_reason(step: TrajectoryStep) -> str:
+    if step.result.success is False:
+        return step.result.reason or ""
+    return (step.verdict.failure_reason if step.verdict is not None else None) or ""
 
 
 def _preview(text: str) -> str:
