@@ -432,3 +432,44 @@ def test_the_failure_note_follows_the_fix_until_the_failed_tool_runs_again() -> 
     )
     assert notes[2].splitlines() == [notes[1], 'Since then: drive {"target": "red_cup"} succeeded.']
     assert notes[3] == ""  # the grasp ran again (and succeeded)
+
+
+def test_with_the_first_step_of_the_fix_done_the_note_says_what_is_left(tmp_path: Path) -> None:
+    # With "navigate_to the object itself (...), then pick_object again" in view and the
+    # navigate_to done, the 1.5B drove there again (p 0.69); told what was left, it picked.
+    from harness_ros.skills import SkillCatalog
+    from harness_ros.skills.guidance import left_of
+    from harness_ros.tools import failure, tool
+
+    outcomes = iter([failure("object out of reach: 0.96 m > 0.75 m"), None])
+
+    @tool(description="Grasp an object.", physical=True)
+    def grasp(object_id: str) -> dict[str, Any]:
+        return next(outcomes) or {"success": True, "message": f"holding the {object_id}"}
+
+    @tool(description="Drive to a target.", physical=True)
+    def drive(target: str) -> dict[str, Any]:
+        return {"success": True, "message": f"at {target}"}
+
+    skill = tmp_path / "recover-failed-grasp"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text(
+        "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\n"
+        '- "object out of reach": drive to the object itself, then grasp again.\n'
+    )
+    from harness_ros.model.contracts import ToolCall
+
+    load = ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
+    cup = call("grasp", object_id="red_cup")
+    script = [reply(cup), reply(load), reply(call("drive", target="red_cup")), reply(cup), final("ok")]
+    model = _ServedHereModel(script)
+    run_all(Harness(model=model, tools=[grasp, drive], skills=SkillCatalog.discover(tmp_path)))
+    assert "what is left" not in str(model.requests[2][-1]["content"])  # nothing of it done yet
+    assert str(model.requests[3][-1]["content"]).endswith(
+        "The drive step is done; what is left of it: grasp again."
+    )
+    tools = ["drive", "grasp", "load_skill"]
+    assert left_of("drive to it, then grasp again", tools, ["drive"]) == ["grasp"]
+    assert left_of("drive to it, then grasp again", tools, []) == []  # no progress: the item says it
+    assert left_of("grasp again, unchanged", tools, ["drive"]) == []
+    assert left_of("drive-by then grasp", tools, ["drive"]) == []  # a word, not the tool

@@ -49,7 +49,7 @@ from harness_ros.model.markers import cut_harness_echo
 from harness_ros.model.text_calls import not_offered_name
 from harness_ros.observation.contracts import FirstFrameSource, Observation
 from harness_ros.skills.contracts import LOAD_SKILL, LOAD_SKILL_RESOURCE
-from harness_ros.skills.guidance import items_about
+from harness_ros.skills.guidance import items_about, left_of
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
@@ -549,17 +549,23 @@ class TaskRunner:
         reason = _failure_reason(step)
         session = self._h.skill_session
         skill = session.loaded_skill if session is not None else None
-        if skill is not None:
-            said = items_about(skill.body, reason)
-            if said:
-                lines.append(f"The loaded skill {skill.name} says about it:")
-                lines += [f"- {item}" for item in said]
+        said = items_about(skill.body, reason) if skill is not None else []
+        if skill is not None and said:
+            lines.append(f"The loaded skill {skill.name} says about it:")
+            lines += [f"- {item}" for item in said]
+        learnt: list[str] = []
         if self._h.memory is not None:
             ledger = "\n".join(f"- {entry}" for entry in self._ledger_failures(step.tool))
             learnt = items_about(ledger, reason)
             if learnt:
                 lines.append(f"Your experience with {step.tool} says about it:")
                 lines += [f"- {item}" for item in learnt]
+        done = [s.tool for s in since]
+        tools = [name for name in self._h.registry.names() if name]
+        left = next((rest for item in (*said, *learnt) if (rest := left_of(item, tools, done))), [])
+        if left:
+            todo = ", then ".join(f"{name} again" if name == step.tool else name for name in left)
+            lines.append(f"The {', '.join(done)} step is done; what is left of it: {todo}.")
         return {"role": "user", "content": "\n".join(lines)}
 
     @staticmethod

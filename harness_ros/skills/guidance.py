@@ -13,11 +13,11 @@ contains one of the short clauses made of words (``object out of reach``,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from harness_ros.trajectory.reasons import failure_phrases
 
-__all__ = ["items_about"]
+__all__ = ["items_about", "left_of"]
 
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _MAX_ITEM_CHARS = 400
@@ -53,3 +53,24 @@ def items_about(text: str, reason: str, *, limit: int = 2) -> list[str]:
             if len(found) >= limit:
                 break
     return found
+
+
+def left_of(item: str, tools: Sequence[str], done: Sequence[str]) -> list[str]:
+    """The calls ``item`` names (offered ``tools``, in the order it names them) that are
+    left once the calls ``done`` since the failure are taken off its front; [] when none
+    of them was done. The 1.5B, with "navigate_to the object itself (...), then pick_object
+    again" in view and the navigate_to done, drove there again (p 0.69); told what was left
+    of it, it picked (p 0.71)."""
+    names = sorted(tools, key=len, reverse=True)
+    pattern = (
+        re.compile("|".join(rf"(?<![\w-]){re.escape(name)}(?![\w-])" for name in names)) if names else None
+    )
+    named: list[str] = []
+    for found in pattern.finditer(item) if pattern is not None else ():
+        if not named or named[-1] != found.group(0):
+            named.append(found.group(0))
+    at = 0
+    for call in done:
+        if at < len(named) and named[at] == call:
+            at += 1
+    return named[at:] if at else []
