@@ -404,9 +404,8 @@ def test_failure_phrases_and_the_items_about_them() -> None:
     assert items_about(text, "no gripper") == []
 
 
-def test_the_failure_note_follows_the_fix_until_the_failed_tool_runs_again() -> None:
-    # The 1.5B drove to the object after the failed pick, then, with the note gone, asked
-    # what next and drove off without the cup. The note stays until the pick runs again.
+def _grasp_once_out_of_reach_and_drive() -> tuple[Any, Any]:
+    """Physical tools: a grasp that fails once (out of reach), then holds; a drive that arrives."""
     from harness_ros.tools import failure, tool
 
     outcomes = iter([failure("object out of reach: 0.96 m > 0.75 m"), None])
@@ -418,6 +417,14 @@ def test_the_failure_note_follows_the_fix_until_the_failed_tool_runs_again() -> 
     @tool(description="Drive to a target.", physical=True)
     def drive(target: str) -> dict[str, Any]:
         return {"success": True, "message": f"at {target}"}
+
+    return grasp, drive
+
+
+def test_the_failure_note_follows_the_fix_until_the_failed_tool_runs_again() -> None:
+    # The 1.5B drove to the object after the failed pick, then, with the note gone, asked
+    # what next and drove off without the cup. The note stays until the pick runs again.
+    grasp, drive = _grasp_once_out_of_reach_and_drive()
 
     cup = call("grasp", object_id="red_cup")
     script = [reply(cup), reply(call("drive", target="red_cup")), reply(cup), final("ok")]
@@ -439,17 +446,8 @@ def test_with_the_first_step_of_the_fix_done_the_note_says_what_is_left(tmp_path
     # navigate_to done, the 1.5B drove there again (p 0.69); told what was left, it picked.
     from harness_ros.skills import SkillCatalog
     from harness_ros.skills.guidance import left_of
-    from harness_ros.tools import failure, tool
 
-    outcomes = iter([failure("object out of reach: 0.96 m > 0.75 m"), None])
-
-    @tool(description="Grasp an object.", physical=True)
-    def grasp(object_id: str) -> dict[str, Any]:
-        return next(outcomes) or {"success": True, "message": f"holding the {object_id}"}
-
-    @tool(description="Drive to a target.", physical=True)
-    def drive(target: str) -> dict[str, Any]:
-        return {"success": True, "message": f"at {target}"}
+    grasp, drive = _grasp_once_out_of_reach_and_drive()
 
     skill = tmp_path / "recover-failed-grasp"
     skill.mkdir()
