@@ -579,7 +579,7 @@ class TaskRunner:
         if memory is None:
             return []
         try:
-            return list(memory.ledger_entries(tool).get("failure", []))
+            return memory.failure_lessons(tool)
         except Exception:  # a ledger that cannot be read hides nothing the model needs now
             logger.exception("reading the %s ledger failed", tool)
             return []

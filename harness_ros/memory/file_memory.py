@@ -55,7 +55,13 @@ from harness_ros.memory.model_policies import ModelMemoryConsolidator, ModelTool
 from harness_ros.memory.pending import PendingRetries
 from harness_ros.memory.provenance import operator_texts
 from harness_ros.memory.resident import escape_entry, render_resident
-from harness_ros.memory.rules import DEFAULT_POISONING_RULES, DEFAULT_TRANSIENT_RULES, TextRule, TransientRule
+from harness_ros.memory.rules import (
+    DEFAULT_POISONING_RULES,
+    DEFAULT_TRANSIENT_RULES,
+    TextRule,
+    TransientRule,
+    screen,
+)
 from harness_ros.memory.store import DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES, MemoryStore
 from harness_ros.memory.summaries import LedgerSummaries
 from harness_ros.memory.task_notes import TaskNotes, normalize_verdict
@@ -245,6 +251,12 @@ class FileMemory:
 
     def ledger_entries(self, tool: str) -> dict[str, list[str]]:
         return self.store.ledger_entries(tool)
+
+    def failure_lessons(self, tool: str) -> list[str]:
+        """The Failure lines of ``tool``'s ledger that pass the memory guard now (a ledger
+        can be edited by hand; these go into a prompt as they are, not as a summary)."""
+        lines = self.ledger_entries(tool).get("failure", [])
+        return [line for line in lines if screen(line, self.poisoning_rules).accepted]
 
     def resident_memory(self) -> str:
         """The Resident-context projection (``resident.render_resident``); over
