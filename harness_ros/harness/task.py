@@ -54,6 +54,7 @@ from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
 from harness_ros.trajectory.contracts import note_outcome
+from harness_ros.trajectory.reasons import failure_reason
 
 if TYPE_CHECKING:
     from harness_ros.harness.contracts import TaskHost
@@ -517,11 +518,7 @@ class TaskRunner:
         step = next((s for s in reversed(self._fold.trajectory.steps) if self._is_physical(s.tool)), None)
         if step is None or not step.failed:
             return note
-        if step.result.success is False:
-            why = note_outcome(step.result)
-        else:
-            reason = step.verdict.failure_reason if step.verdict is not None else None
-            why = f"failed its post-condition: {reason or 'no reason given'}"
+        why = self._failure_clause(step)
         return f"{note} Your last call, {step.tool}, {why}. Decide what to do about it."
 
     def _failure_focus(self) -> Message | None:
@@ -546,7 +543,7 @@ class TaskRunner:
         lines = [f"Your last {step.tool} call, {_call_text(step)}, {self._failure_clause(step)}."]
         if since:
             lines.append("Since then: " + "; ".join(f"{_call_text(s)} succeeded" for s in since) + ".")
-        reason = _failure_reason(step)
+        reason = failure_reason(step)
         session = self._h.skill_session
         skill = session.loaded_skill if session is not None else None
         said = items_about(skill.body, reason) if skill is not None else []
@@ -572,7 +569,7 @@ class TaskRunner:
     def _failure_clause(step: TrajectoryStep) -> str:
         if step.result.success is False:
             return note_outcome(step.result)
-        return f"failed its post-condition: {_failure_reason(step) or 'no reason given'}"
+        return f"failed its post-condition: {failure_reason(step) or 'no reason given'}"
 
     def _ledger_failures(self, tool: str) -> list[str]:
         memory = self._h.memory
@@ -701,12 +698,6 @@ def _call_text(step: TrajectoryStep) -> str:
     if not step.arguments:
         return step.tool
     return f"{step.tool} {json.dumps(dict(step.arguments), ensure_ascii=False, default=str)}"
-
-
-def _failure_reason(step: TrajectoryStep) -> str:
-    if step.result.success is False:
-        return step.result.reason or ""
-    return (step.verdict.failure_reason if step.verdict is not None else None) or ""
 
 
 def _preview(text: str) -> str:

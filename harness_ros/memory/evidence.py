@@ -19,7 +19,7 @@ from typing import Any
 
 from harness_ros.memory.contracts import MemoryConsolidation, ToolExperienceEntry
 from harness_ros.trajectory import TrajectoryStep, as_step
-from harness_ros.trajectory.reasons import failure_phrases
+from harness_ros.trajectory.reasons import failure_phrases, failure_reason
 
 __all__ = ["READ_ONLY_TOOLS", "recovery_lessons", "with_recovery_lessons"]
 
@@ -27,12 +27,6 @@ READ_ONLY_TOOLS = frozenset({"load_skill", "load_skill_resource", "ask_operator"
 """Built-in calls that change nothing on the robot: not part of what fixed a failure."""
 _MAX_STEPS_BETWEEN = 3
 """A longer way from the failure to the success is a plan, not a fix of one failure."""
-
-
-def _reason(step: TrajectoryStep) -> str:
-    if step.result.success is False:
-        return step.result.reason or ""
-    return (step.verdict.failure_reason if step.verdict is not None else None) or ""
 
 
 def _value(key: str, value: Any, failed: Mapping[str, Any]) -> str:
@@ -64,7 +58,7 @@ def recovery_lessons(
         if before is None or not steps[before].failed:
             continue
         failed = steps[before]
-        phrases = failure_phrases(_reason(failed))
+        phrases = failure_phrases(failure_reason(failed))
         between = [step for step in steps[before + 1 : at] if step.tool not in READ_ONLY_TOOLS]
         if not phrases or len(between) > _MAX_STEPS_BETWEEN or any(step.failed for step in between):
             continue

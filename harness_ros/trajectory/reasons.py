@@ -8,8 +8,12 @@ aborted the goal: object out of reach: 1.01 m > 0.75 m``); the short clauses mad
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-__all__ = ["failure_phrases"]
+if TYPE_CHECKING:
+    from harness_ros.trajectory.contracts import TrajectoryStep
+
+__all__ = ["failure_phrases", "failure_reason"]
 
 _WORDY = re.compile(r"^[a-z][a-z' -]*[a-z]$")
 _MAX_PHRASE_WORDS = 6
@@ -23,3 +27,10 @@ def failure_phrases(reason: str) -> list[str]:
         if _WORDY.match(clause) and 2 <= len(clause.split()) <= _MAX_PHRASE_WORDS:
             phrases.append(clause)
     return phrases
+
+
+def failure_reason(step: TrajectoryStep) -> str:
+    """Why ``step`` failed: its result's reason, or the evaluator's failure reason ("" if none)."""
+    if step.result.success is False:
+        return step.result.reason or ""
+    return (step.verdict.failure_reason if step.verdict is not None else None) or ""
