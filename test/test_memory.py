@@ -636,7 +636,7 @@ def test_summaries_cached_by_ledger_hash(tmp_path: Path) -> None:
 def test_summaries_are_capped(tmp_path: Path) -> None:
     class Verbose:
         def summarize(self, tool: str, *, success: list[str], failure: list[str]) -> str:
-            return "Dock slowly at the charger. " * 40
+            return " ".join(f"Dock slowly at charger {n}." for n in range(100))
 
     (tmp_path / "tool_experience").mkdir()
     (tmp_path / "tool_experience" / "navigate_to.md").write_text(

@@ -16,10 +16,11 @@ from harness_ros.memory.contracts import (
     MemoryConsolidation,
     ToolExperienceEntry,
 )
+from harness_ros.memory.provenance import operator_texts
 from harness_ros.model.contracts import ChatModel
 from harness_ros.model.litellm_model import complete_json
 
-__all__ = ["SUMMARY_MAX_CHARS", "ModelMemoryConsolidator", "ModelToolExperienceSummarizer"]
+__all__ = ["PROMPT_EXAMPLES", "SUMMARY_MAX_CHARS", "ModelMemoryConsolidator", "ModelToolExperienceSummarizer"]
 
 SUMMARY_MAX_CHARS = 700
 
@@ -76,10 +77,21 @@ Example, one entry of each kind:
 "confidence": 0.8}}]}}
 Nothing new learned: {{"memory_entries": [], "tool_experience_entries": []}}"""
 
+PROMPT_EXAMPLES = {
+    "preference": "Prefer concise completion reports.",
+    "convention": "Ask before choosing among equally plausible destinations.",
+    "lesson": "Use current physical evidence before local action.",
+}
+"""The example entries the consolidation prompt shows (its text is kept byte for byte:
+recorded consolidations replay against it): a reply that proposes one of them as it
+stands copied the prompt (the local 1.5B did), it learned nothing from the task."""
+
 _SUMMARIZE_PROMPT = """# harness_ros: summarize
 You summarise the experience ledger of one robot tool for its tool description. Keep
 what helps choose arguments and avoid known failures; merge duplicates; drop anything
-that weakens safety. At most {limit} characters, plain text.
+that weakens safety. Keep every quoted failure reason word for word, in its quotes, and
+every tool name a lesson gives (a summary without them is not used). At most {limit}
+characters, plain text.
 Reply with one JSON object and nothing else: {{"summary": "..."}}"""
 
 
@@ -155,11 +167,46 @@ class ModelMemoryConsolidator:
             "task_notes": task_notes,
         }
         messages = [
-            {"role": "system", "content": _CONSOLIDATE_PROMPT.format(threshold=self.min_confidence)},
+            {
+                "role": "system",
+                "content": _CONSOLIDATE_PROMPT.format(threshold=self.min_confidence),
+            },
             {"role": "user", "content": json.dumps(payload, ensure_ascii=False, sort_keys=True)},
         ]
         raw = complete_json(self.model, messages, what=f"consolidation reply of {self.model.name!r}")
-        return consolidation_from_dict(raw)
+        return _without_copied_examples(consolidation_from_dict(raw), operator_texts(task_notes))
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().strip(" .").split())
+
+
+_COPIED = {_normal(example) for example in PROMPT_EXAMPLES.values()}
+
+
+def _without_copied_examples(proposal: MemoryConsolidation, operator: list[str]) -> MemoryConsolidation:
+    """``proposal`` less the entries that repeat one of the prompt's examples, each listed
+    in ``unreadable_entries`` with why; an example the operator wrote for this task stays
+    (it is then their words, and the provenance rule judges it)."""
+    said = _normal(" ".join(operator))
+    kept = []
+    dropped = list(proposal.unreadable_entries)
+    for position, entry in enumerate(proposal.memory_entries):
+        copied = isinstance(entry.text, str) and _normal(entry.text) in _COPIED
+        if copied and _normal(entry.text) not in said:
+            dropped.append(
+                f"memory_entries: item {position + 1} copies the example of the prompt ({entry.text!r}), "
+                "not something learned from the task"
+            )
+        else:
+            kept.append(entry)
+    if len(kept) == len(proposal.memory_entries):
+        return proposal
+    return MemoryConsolidation(
+        memory_entries=tuple(kept),
+        tool_experience_entries=proposal.tool_experience_entries,
+        unreadable_entries=tuple(dropped),
+    )
 
 
 class ModelToolExperienceSummarizer:

@@ -4,7 +4,9 @@ A ledger's summary is cached by the ledger's content hash, so an unchanged ledge
 no model call. A summary is model-written text entering every later prompt, so it passes
 the memory guard like an entry; a changed ledger that cannot be summarised (no
 summarizer, a failed call, a refused summary) falls back to its last cached summary, or
-is left out: either way a notice tells the operator. Never silent.
+is left out: either way a notice tells the operator. Never silent. A summary that lost
+what its lessons quote or the tools they name (``summary_fidelity``) is replaced by the
+lessons as written, with a notice.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from harness_ros.memory.model_policies import SUMMARY_MAX_CHARS
 from harness_ros.memory.rules import TextRule, screen
 from harness_ros.memory.storage import atomic_write_bytes, read_text
 from harness_ros.memory.store import MemoryStore
+from harness_ros.memory.summary_fidelity import summary_problems, verbatim_summary
 from harness_ros.validators import valid_tool_name
 
 __all__ = ["LedgerSummaries"]
@@ -126,6 +129,35 @@ class LedgerSummaries:
             }
         )
 
+    def _unfaithful(
+        self,
+        tool: str,
+        summary: str,
+        problems: list[str],
+        ledger: dict[str, list[str]],
+        poisoning_rules: Sequence[TextRule],
+    ) -> str:
+        """The lessons as written in place of a summary that lost or garbled them (cached
+        like a summary: the same ledger is not sent to the model again)."""
+        why = "; ".join(problems)
+        written = verbatim_summary(
+            ledger,
+            max_chars=SUMMARY_MAX_CHARS,
+            accepted=lambda lesson: self._refusal(lesson, poisoning_rules) is None,
+        )
+        logger.warning("Summary of the %r ledger not used (%s): the lessons as written instead", tool, why)
+        self.notify(
+            {
+                "notice": "ledger_summary_unfaithful",
+                "tool": tool,
+                "reason": why,
+                "summary": summary,
+                "message": f"the summary of the {tool} ledger was not used ({why}): "
+                "the tool description carries the ledger's lessons as written",
+            }
+        )
+        return written
+
     def summaries(
         self,
         tool_names: Iterable[str],
@@ -137,7 +169,8 @@ class LedgerSummaries:
         summaries: dict[str, str] = {}
         fresh: dict[str, dict[str, str]] = {}
         cache = self._read_cache()
-        for tool in tool_names:
+        names = list(tool_names)
+        for tool in names:
             if not valid_tool_name(tool):
                 continue
             digest = self._ledger_digest(tool)
@@ -168,6 +201,14 @@ class LedgerSummaries:
                 self._fallback(tool, cached, summaries, poisoning_rules)
                 continue
             summary = " ".join(str(summary).split())[:SUMMARY_MAX_CHARS]
+            lessons = ledger["failure"] + ledger["success"]
+            problems = summary_problems(summary, lessons, names) if summary else []
+            if problems:
+                summary = self._unfaithful(tool, summary, problems, ledger, poisoning_rules)
+                if not summary:  # no lesson passes the guard on its own
+                    self.errors[tool] = f"its new summary was not used ({'; '.join(problems)})"
+                    self._fallback(tool, cached, summaries, poisoning_rules)
+                    continue
             refusal = self._refusal(summary, poisoning_rules) if summary else None
             if refusal is not None:
                 # Not cached: the next task start asks again; meanwhile the last good summary
