@@ -167,10 +167,7 @@ class ModelMemoryConsolidator:
             "task_notes": task_notes,
         }
         messages = [
-            {
-                "role": "system",
-                "content": _CONSOLIDATE_PROMPT.format(threshold=self.min_confidence),
-            },
+            {"role": "system", "content": _CONSOLIDATE_PROMPT.format(threshold=self.min_confidence)},
             {"role": "user", "content": json.dumps(payload, ensure_ascii=False, sort_keys=True)},
         ]
         raw = complete_json(self.model, messages, what=f"consolidation reply of {self.model.name!r}")

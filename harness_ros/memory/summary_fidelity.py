@@ -25,10 +25,14 @@ def kept_items(lessons: Iterable[str], tool_names: Iterable[str]) -> list[str]:
     """What a summary of ``lessons`` must still say: each quoted phrase and each tool named."""
     tools = set(tool_names)
     items: list[str] = []
+    seen: set[str] = set()
     for lesson in lessons:
         found = [match.group(1).strip() for match in _QUOTED.finditer(lesson)]
         found += [word for word in _WORD.findall(lesson) if word in tools]
-        items += [item for item in found if item and item.lower() not in {i.lower() for i in items}]
+        for item in found:
+            if item and item.lower() not in seen:
+                seen.add(item.lower())
+                items.append(item)
     return items
 
 
