@@ -20,6 +20,7 @@ from harness_ros.harness import Harness
 from harness_ros.hooks import ApprovalHook, BaseMotionSafetyFilter, HookAction, HookDecision
 from harness_ros.memory import FileMemory, MemoryConsolidation
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage
+from harness_ros.model.markers import NOTES_HEADER, NOTES_UPDATE_HEADER
 from harness_ros.observation.contracts import Clearance, Observation, ViewImage
 from harness_ros.tools import CancelToken, ToolSpec, success, tool
 
@@ -659,6 +660,19 @@ def test_task_notes_snapshot_is_added_only_when_changed(robot: Robot, memory: Fi
     assert len(notes) == 1 and "look" in notes[-1] and "bring the red cup" not in notes[-1]
 
 
+def test_later_task_notes_snapshots_hold_only_what_changed(robot: Robot, memory: FileMemory) -> None:
+    model = ScriptedModel([reply(call("look", "c1")), reply(call("look", "c2")), final("ok")])
+    events = run_all(Harness(model=model, tools=robot.tools, memory=memory))
+    notes_events = of(events, EventType.NOTES)
+    assert [e.data["update"] for e in notes_events] == [False, True]
+    last = model.requests[-1]
+    notes = [str(m["content"]) for m in last if "Task Notes snapshot" in str(m["content"])]
+    # The first snapshot is whole; the second, new text of the decision, repeats none of it.
+    assert notes[0].startswith(NOTES_HEADER) and "1. look" in notes[0] and "Phase: acting" in notes[0]
+    assert notes[1].startswith(NOTES_UPDATE_HEADER) and "2. look" in notes[1]
+    assert "1. look" not in notes[1] and "Phase" not in notes[1] and "## Timeline" not in notes[1]
+
+
 def test_compaction_keeps_tail_and_never_summarises_resident_context(
     robot: Robot, memory: FileMemory
 ) -> None:
@@ -679,9 +693,14 @@ def test_compaction_keeps_tail_and_never_summarises_resident_context(
     assert after[0] == model.requests[0][0]  # resident untouched
     assert after[1]["content"] == "# Task\nbring the red cup"
     assert any("looked six times" in str(m["content"]) for m in after)
-    # The latest Task Notes snapshot is there verbatim, with all six results.
-    notes = [m["content"] for m in after if "Task Notes snapshot" in str(m["content"])]
-    assert "6. look" in notes[-1]
+    # The notes are shown whole once more after the checkpoint (later snapshots hold only
+    # what changed, and the checkpoint summarised the earlier ones): every result is there.
+    checkpoint = next(i for i, m in enumerate(after) if "looked six times" in str(m["content"]))
+    notes = [str(m["content"]) for m in after[checkpoint:] if "Task Notes snapshot" in str(m["content"])]
+    whole = [i for i, text in enumerate(notes) if text.startswith(NOTES_HEADER)]
+    assert whole, "no whole snapshot after the checkpoint"
+    shown = "\n".join(notes[whole[-1] :])
+    assert all(f"{n}. look" in shown for n in range(1, 7))
     # The latest tool exchange is intact: assistant call then its result.
     assistant = [i for i, m in enumerate(after) if m["role"] == "assistant"]
     assert after[assistant[-1] + 1]["role"] == "tool"

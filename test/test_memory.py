@@ -17,6 +17,7 @@ from harness_ros.memory import (
     DurableMemoryEntry,
     FileMemory,
     MemoryConsolidation,
+    TaskNotesSnapshot,
     ToolExperienceEntry,
     TransientRule,
 )
@@ -255,9 +256,9 @@ def test_task_notes_lifecycle_bounded_and_snapshot_only_when_changed(tmp_path: P
         Verdict(VerdictStatus.SUCCESS, "r1", None, "in gripper"),
     )
     snapshot = memory.task_notes_snapshot_if_changed()
-    assert snapshot is not None and "verdict: success" in snapshot
+    assert snapshot is not None and not snapshot.update and "verdict: success" in snapshot.text
     # The model's snapshot leaves out what it already has: the task id and the goal.
-    assert task_id not in snapshot and "tidy the table" not in snapshot
+    assert task_id not in snapshot.text and "tidy the table" not in snapshot.text
     assert memory.task_notes_snapshot_if_changed() is None
     event = memory.trajectory()["events"][0]
     assert len(event["arguments"]["note"]) == 500
@@ -274,12 +275,42 @@ def test_task_notes_lifecycle_bounded_and_snapshot_only_when_changed(tmp_path: P
     assert len(trajectory["events"]) == 40
     assert trajectory["events"][-1]["index"] == 51
     assert trajectory["dropped_events"] == 11
+    # The bounded window moved: the steps the model was shown are not all there, so whole.
+    whole = memory.task_notes_snapshot_if_changed()
+    assert whole is not None and not whole.update and "(11 earlier events omitted)" in whole.text
     memory.set_phase("placing")
     assert memory.trajectory()["phase"] == "placing"
-    assert "Phase: placing" in (memory.task_notes_snapshot_if_changed() or "")
+    assert memory.task_notes_snapshot_if_changed() == TaskNotesSnapshot("- Phase: placing\n", update=True)
+    memory.set_phase("placing")  # no change the model could see
+    assert memory.task_notes_snapshot_if_changed() is None
+    memory.show_whole_task_notes()
+    again = memory.task_notes_snapshot_if_changed()
+    assert again is not None and not again.update and again.text.count("navigate_to") == 40
     memory.finish_task("completed", allowed_tools=TOOLS)
     assert not notes_file.exists()
     assert memory.task_notes_snapshot_if_changed() is None
+
+
+def test_a_later_snapshot_holds_a_revision_and_the_new_steps_only(tmp_path: Path) -> None:
+    memory = FileMemory(tmp_path)
+    memory.start_task("tidy the table")
+    memory.set_phase("acting")
+    memory.record_tool_result("navigate_to", {"target": "table"}, {"success": True, "message": "arrived"})
+    first = memory.task_notes_snapshot_if_changed()
+    assert first is not None and not first.update and "1. navigate_to" in first.text
+    memory.add_revision("tidy the desk instead")
+    memory.record_tool_result("pick_object", {"object_id": "cup"}, {"success": False, "reason": "slipped"})
+    later = memory.task_notes_snapshot_if_changed()
+    assert later == TaskNotesSnapshot(
+        '- Revised goal (1): tidy the desk instead\n2. pick_object {"object_id": "cup"} -> failed: slipped\n',
+        update=True,
+    )
+    memory.finish_task("aborted", allowed_tools=TOOLS)
+    # A new task's first snapshot is whole, whatever the last task showed.
+    memory.start_task("water the plant")
+    memory.record_tool_result("navigate_to", {"target": "plant"}, {"success": True, "message": "arrived"})
+    fresh = memory.task_notes_snapshot_if_changed()
+    assert fresh is not None and not fresh.update and "Phase: started" in fresh.text
 
 
 def test_no_consolidator_is_an_explicit_noop(tmp_path: Path) -> None:

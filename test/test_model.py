@@ -232,7 +232,12 @@ def test_a_decision_is_capped_by_decision_max_tokens_and_other_requests_are_not(
 
 
 def test_a_decision_of_a_model_served_here_stops_where_the_harness_text_begins() -> None:
-    from harness_ros.model.markers import HARNESS_MARKERS, NOTES_HEADER, OBSERVATION_HEADER
+    from harness_ros.model.markers import (
+        HARNESS_MARKERS,
+        NOTES_HEADER,
+        NOTES_UPDATE_HEADER,
+        OBSERVATION_HEADER,
+    )
 
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     local = LiteLLMModel("openai/qwen", api_base="http://127.0.0.1:8080/v1")
@@ -242,6 +247,7 @@ def test_a_decision_of_a_model_served_here_stops_where_the_harness_text_begins()
     # Every marker starts a block the harness writes, and there are at most four.
     assert len(HARNESS_MARKERS) <= 4
     assert any(NOTES_HEADER.startswith(m) for m in HARNESS_MARKERS)
+    assert any(NOTES_UPDATE_HEADER.startswith(m) for m in HARNESS_MARKERS)
     assert any(OBSERVATION_HEADER.startswith(m) for m in HARNESS_MARKERS)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness_ros.context.contracts import EntryKind, HistoryEntry, Message
-from harness_ros.model.markers import NOTES_HEADER
+from harness_ros.model.markers import NOTES_HEADER, NOTES_UPDATE_HEADER
 
 __all__ = ["History"]
 
@@ -46,8 +46,9 @@ class History:
         text = f"{REVISION_HEADER}\n{instruction.strip()}\n(It refines or replaces the task above.)"
         self.add(EntryKind.REVISION, {"role": "user", "content": text})
 
-    def add_notes(self, snapshot: str) -> None:
-        text = f"{NOTES_HEADER}\n<task_notes>\n{snapshot.strip()}\n</task_notes>"
+    def add_notes(self, snapshot: str, *, update: bool = False) -> None:
+        header = NOTES_UPDATE_HEADER if update else NOTES_HEADER
+        text = f"{header}\n<task_notes>\n{snapshot.strip()}\n</task_notes>"
         self.add(EntryKind.NOTES, {"role": "user", "content": text})
 
     def add_assistant(self, message: Message) -> None:

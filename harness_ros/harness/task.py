@@ -269,10 +269,15 @@ class TaskRunner:
             builder.set_loaded_skill(session.render_loaded())
             builder.withhold(() if session.offers_resources else (LOAD_SKILL_RESOURCE,))
         if h.memory is not None:
-            snapshot = h.memory.task_notes_snapshot_if_changed()
-            if snapshot:
-                builder.history.add_notes(snapshot)
-                yield self._emit(EventType.NOTES, {"task_notes": snapshot, "chars": len(snapshot)})
+            yield from self._show_task_notes(builder)
+
+    def _show_task_notes(self, builder: ContextBuilder) -> Iterator[HarnessEvent]:
+        assert self._h.memory is not None
+        snapshot = self._h.memory.task_notes_snapshot_if_changed()
+        if snapshot is not None:
+            builder.history.add_notes(snapshot.text, update=snapshot.update)
+            data = {"task_notes": snapshot.text, "chars": len(snapshot.text), "update": snapshot.update}
+            yield self._emit(EventType.NOTES, data)
 
     def _observe(self) -> Generator[HarnessEvent, None, tuple[Observation | None, Message | None]]:
         source = self._h.observations
@@ -314,6 +319,11 @@ class TaskRunner:
         outcome = compactor.compact(builder.history, measure=lambda: builder.estimate_tokens(obs_message))
         if outcome.compacted or outcome.error:
             yield self._emit(EventType.COMPACTION, {**outcome.to_dict(), "threshold_tokens": threshold})
+        if outcome.compacted and h.memory is not None:
+            # The snapshots after the first hold only changes; the checkpoint summarised the
+            # earlier ones, so the model is shown the notes whole once more.
+            h.memory.show_whole_task_notes()
+            yield from self._show_task_notes(builder)
 
     # ------------------------------------------------------------------ decisions
     def _handle_reply(

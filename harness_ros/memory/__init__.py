@@ -7,6 +7,7 @@ from harness_ros.memory.contracts import (
     DurableMemoryEntry,
     MemoryConsolidation,
     MemoryConsolidatorProtocol,
+    TaskNotesSnapshot,
     ToolExperienceEntry,
     ToolExperienceSummarizerProtocol,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "MemoryConsolidatorProtocol",
     "ModelMemoryConsolidator",
     "ModelToolExperienceSummarizer",
+    "TaskNotesSnapshot",
     "ToolExperienceEntry",
     "ToolExperienceSummarizerProtocol",
     "TransientRule",

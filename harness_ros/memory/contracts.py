@@ -10,6 +10,7 @@ __all__ = [
     "DurableMemoryEntry",
     "MemoryConsolidation",
     "MemoryConsolidatorProtocol",
+    "TaskNotesSnapshot",
     "ToolExperienceEntry",
     "ToolExperienceSummarizerProtocol",
 ]
@@ -30,6 +31,15 @@ class DurableMemoryEntry:
     consolidator gave (a model may send anything: FileMemory's validation names it)."""
     source: str | None = None
     """The operator's words (instruction or revision) a Preference or Convention came from."""
+
+
+@dataclass(frozen=True)
+class TaskNotesSnapshot:
+    """Task Notes as the model is shown them before a decision."""
+
+    text: str
+    update: bool
+    """Only what changed since the last snapshot the model was shown (it has the rest)."""
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from harness_ros.memory.consolidation import (
 from harness_ros.memory.contracts import (
     MemoryConsolidation,
     MemoryConsolidatorProtocol,
+    TaskNotesSnapshot,
     ToolExperienceSummarizerProtocol,
 )
 from harness_ros.memory.evidence import with_recovery_lessons
@@ -65,6 +66,7 @@ from harness_ros.memory.rules import (
 from harness_ros.memory.store import DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES, MemoryStore
 from harness_ros.memory.summaries import LedgerSummaries
 from harness_ros.memory.task_notes import TaskNotes, normalize_verdict
+from harness_ros.trajectory import Trajectory
 from harness_ros.validators import TOOL_NAME_PATTERN, confidence_problem, valid_tool_name
 
 if TYPE_CHECKING:
@@ -150,9 +152,8 @@ class FileMemory:
         summary fallback, a ledger left out, the Resident memory budget exceeded."""
         self.summaries = LedgerSummaries(self.store, notify=self._notify)
         self._notes: TaskNotes | None = None
-        self._last_snapshot: str | None = None
-        self._snapshot: str | None = None
-        """The model's snapshot of the notes last written (every change writes and clears it)."""
+        self._shown: Trajectory | None = None
+        """The notes as of the last snapshot the model was shown (None: show them whole)."""
         self._notes_lock = threading.Lock()
 
     @classmethod
@@ -274,7 +275,7 @@ class FileMemory:
         self.notices = []  # a new task hears only about its own start
         with self._notes_lock:
             self._notes = TaskNotes(goal, task_id=task_id)
-            self._last_snapshot = None
+            self._shown = None
             self._write_notes(self._notes)
             return self._notes.task_id
 
@@ -309,19 +310,28 @@ class FileMemory:
             notes.record(tool, arguments, result, normalized, refusal=refusal)
             self._write_notes(notes)
 
-    def task_notes_snapshot_if_changed(self) -> str | None:
-        """The model's snapshot of the notes when it changed since the last call, else
-        None; None too while the notes hold nothing but the goal (the model has it)."""
+    def task_notes_snapshot_if_changed(self) -> TaskNotesSnapshot | None:
+        """The model's snapshot of the notes when they changed since the last one it was
+        shown, else None; None too while they hold nothing but the goal (the model has it).
+        After the first, a snapshot holds only the changes (``update``): the model keeps the
+        earlier ones in its history. It is whole again when the bounded timeline dropped a
+        step or after ``show_whole_task_notes`` (compaction summarised the earlier ones)."""
         with self._notes_lock:
             if self._notes is None or not self._notes.has_news:
                 return None
-            if self._snapshot is None:
-                self._snapshot = self._notes.render_for_model()
-            text = self._snapshot
-            if text == self._last_snapshot:
+            current, shown = self._notes.trajectory, self._shown
+            if current is shown:
                 return None
-            self._last_snapshot = text
-            return text
+            self._shown = current
+            if shown is None or not current.extends(shown):
+                return TaskNotesSnapshot(current.render_for_model(), update=False)
+            changes = current.render_changes_for_model(shown)
+            return TaskNotesSnapshot(changes, update=True) if changes else None
+
+    def show_whole_task_notes(self) -> None:
+        """Make the next snapshot whole: the earlier ones left the model's context."""
+        with self._notes_lock:
+            self._shown = None
 
     def trajectory(self) -> dict[str, Any]:
         """The running task's notes in the shared trajectory format."""
@@ -334,14 +344,12 @@ class FileMemory:
         return self._notes
 
     def _write_notes(self, notes: TaskNotes) -> None:
-        self._snapshot = None
         self.store.write_notes(notes.render())
 
     def _expire_notes(self) -> None:
         with self._notes_lock:
             self._notes = None
-            self._last_snapshot = None
-            self._snapshot = None
+            self._shown = None
         self.store.remove_notes()
 
     # ------------------------------------------------------------------ task end

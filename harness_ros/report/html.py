@@ -435,8 +435,9 @@ def _context(turn: TurnRecord) -> str:
                 f"<li>Instruction revised: <span class='text'>{_e(data.get('instruction'))}</span></li>"
             )
         elif event.type == "notes":
+            sent = "Task notes sent, what changed" if data.get("update") is True else "Task notes sent"
             items.append(
-                f"<li><details><summary>Task notes sent ({_e(data.get('chars', '?'))} characters)</summary>"
+                f"<li><details><summary>{sent} ({_e(data.get('chars', '?'))} characters)</summary>"
                 f"{_pre(str(data.get('task_notes') or ''))}</details></li>"
             )
         else:

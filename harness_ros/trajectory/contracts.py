@@ -515,6 +515,35 @@ class Trajectory:
         the decision it joins: those lines cost a local model about 35 tokens each time."""
         return "\n".join([*self._state_lines(), *self._timeline_lines()]) + "\n"
 
+    def extends(self, shown: Trajectory) -> bool:
+        """Whether this is ``shown`` with things added: the same task, its revisions and
+        steps still there. Not so once the bounded window dropped a step ``shown`` had."""
+        return (
+            self.task_id == shown.task_id
+            and self.dropped_steps == shown.dropped_steps
+            and self.revisions[: len(shown.revisions)] == shown.revisions
+            and len(self.steps) >= len(shown.steps)
+            and all(a is b or a == b for a, b in zip(self.steps, shown.steps, strict=False))
+        )
+
+    def render_changes_for_model(self, shown: Trajectory) -> str:
+        """What the model has not been shown since the snapshot of ``shown`` (which this
+        trajectory ``extends``): new revisions, a changed phase or outcome, the new steps;
+        empty when nothing changed. The whole timeline again in every snapshot was new
+        text of every decision, about 40 tokens a step and growing: a local model read
+        that before each reply (BENCHMARKS.md section 8)."""
+        lines = [
+            f"- Revised goal ({n}): {text}"
+            for n, text in enumerate(self.revisions, start=1)
+            if n > len(shown.revisions)
+        ]
+        if self.phase != shown.phase:
+            lines.append(f"- Phase: {self.phase}")
+        if self.outcome is not None and self.outcome != shown.outcome:
+            lines.append(f"- Outcome: {self.outcome}")
+        lines += [_step_line(step) for step in self.steps[len(shown.steps) :]]
+        return "\n".join(lines) + "\n" if lines else ""
+
     @property
     def has_news(self) -> bool:
         """Whether the notes say anything the instruction does not: a step or a revision."""
@@ -535,16 +564,20 @@ class Trajectory:
             lines.append(f"({self.dropped_steps} earlier events omitted)")
         if not self.steps:
             lines.append("(no tool calls yet)")
-        for step in self.steps:
-            arguments = json.dumps(dict(step.arguments), ensure_ascii=False, sort_keys=True)
-            refused = f"REFUSED before it ran ({step.refusal}): " if step.refusal else ""
-            line = f"{step.index}. {step.tool} {arguments} -> {refused}{note_outcome(step.result)}"
-            if step.verdict is not None:
-                line += f"; verdict: {step.verdict.status}"
-                if step.verdict.failure_reason:
-                    line += f" ({step.verdict.failure_reason})"
-            lines.append(line)
+        lines += [_step_line(step) for step in self.steps]
         return lines
+
+
+def _step_line(step: TrajectoryStep) -> str:
+    """One timeline line: the call, its compact outcome and the evaluator's verdict."""
+    arguments = json.dumps(dict(step.arguments), ensure_ascii=False, sort_keys=True)
+    refused = f"REFUSED before it ran ({step.refusal}): " if step.refusal else ""
+    line = f"{step.index}. {step.tool} {arguments} -> {refused}{note_outcome(step.result)}"
+    if step.verdict is not None:
+        line += f"; verdict: {step.verdict.status}"
+        if step.verdict.failure_reason:
+            line += f" ({step.verdict.failure_reason})"
+    return line
 
 
 def load_trajectory(path: Path) -> Trajectory:
