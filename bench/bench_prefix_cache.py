@@ -16,8 +16,15 @@ observation last (text only, as a text-only model gets it).
 - changing: the same requests with ``Time: <now>`` as the system prompt's second line,
   so the prefix differs from the first lines on (a time stamp, or a reordered tool list).
 
+Each request is sent as the harness's model adapter sends it to a model served on this
+machine (``LiteLLMModel._request``: the stop markers and the call prefill), and the
+recording model counts as one (``stops_at_harness_text``), so after the failed pick the
+harness adds its failure note at the end of the request, as in an eval run.
+
 Per decision: wall time, prompt tokens, the tokens llama.cpp took from its cache
-(``usage.prompt_tokens_details.cached_tokens``, else ``timings.cache_n``). The reply is
+(``usage.prompt_tokens_details.cached_tokens``, else ``timings.cache_n``), and what the
+new text of a later decision is made of (tokens of each new message's text, counted by
+the model's tokenizer; the chat template's role markers not counted). The reply is
 capped at --max-tokens (the decode time is the same in both arms).
 """
 
@@ -26,6 +33,7 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import itertools
 import json
 import statistics
 import sys
@@ -41,6 +49,8 @@ import yaml
 from harness_ros.commands._prompt_size import sample_observation
 from harness_ros.config import config_from_dict
 from harness_ros.local_model.server import LocalServer
+from harness_ros.model.litellm_model import LiteLLMModel
+from harness_ros.model.markers import NOTES_HEADER, OBSERVATION_HEADER
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_S = 5.0
@@ -124,6 +134,8 @@ class RecordingModel:
     """Makes the plan's calls and keeps each decision's request as the harness sent it."""
 
     name = "bench/recorded-plan"
+    stops_at_harness_text = True
+    """As a model served on this machine: the harness adds its failure note for it."""
 
     def __init__(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
         self.calls = list(calls)
@@ -194,12 +206,16 @@ def stamped(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def decide(
     endpoint: Any, key: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
 ) -> dict[str, Any]:
+    # The messages, stop markers and call prefill the adapter sends a model served here.
+    adapter = LiteLLMModel(endpoint.model, api_base=endpoint.api_base, temperature=0.0)
+    sent = adapter._request(messages, tools, False)
     body = {
         "model": endpoint.alias,
-        "messages": messages,
+        "messages": sent["messages"],
         "tools": tools,
         "max_tokens": max_tokens,
         "temperature": 0.0,
+        **({"stop": sent["stop"]} if "stop" in sent else {}),
     }
     request = urllib.request.Request(  # the local server on 127.0.0.1
         endpoint.api_base + "/chat/completions",
@@ -217,6 +233,48 @@ def decide(
     return {"s": seconds, "prompt": int(usage.get("prompt_tokens", 0)), "cached": int(cached or 0)}
 
 
+def part_of(message: dict[str, Any]) -> str:
+    """What a message of a request is, by the header the harness writes."""
+    text = message_text(message)
+    if message["role"] == "assistant":
+        return "call"
+    if message["role"] == "tool":
+        return "result"
+    if text.startswith(NOTES_HEADER.split(" (")[0]):
+        return "task notes"
+    if text.startswith(OBSERVATION_HEADER):
+        return "observation"
+    return "failure note" if text.startswith("Your last ") else "other"
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A message's text; a call as the chat template writes it (its name and arguments)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    calls = [
+        json.dumps(
+            {"name": call["function"]["name"], "arguments": json.loads(call["function"]["arguments"])},
+            ensure_ascii=False,
+        )
+        for call in message.get("tool_calls") or []
+    ]
+    return "\n".join([content or "", *calls]).strip()
+
+
+def new_text(requests: list[list[dict[str, Any]]], count: Any) -> list[dict[str, int]]:
+    """Per later decision, the tokens of each part of its new text: the messages after the
+    longest message prefix it shares with the decision before."""
+    parts: list[dict[str, int]] = []
+    for before, after in itertools.pairwise(requests):
+        shared = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), len(before))
+        tally: dict[str, int] = {}
+        for message in after[shared:]:
+            tally[part_of(message)] = tally.get(part_of(message), 0) + count(message_text(message))
+        parts.append(tally)
+    return parts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--model", default="1.5b", help="1.5b (default) or 0.5b")
@@ -224,6 +282,14 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=24, help="reply tokens per decision (default 24)")
     args = parser.parse_args()
     requests, tools = conversation(args.turns)
+    from harness_ros.local_model.tokenizer import LocalTokenizer, installed_tokenizer_model
+
+    tokenizer_model = installed_tokenizer_model()
+    if tokenizer_model is not None:
+        with LocalTokenizer(tokenizer_model) as tokenizer:
+            for number, tally in enumerate(new_text(requests, tokenizer.count_text), start=2):
+                shown = ", ".join(f"{part} {tokens}" for part, tokens in tally.items())
+                print(f"decision {number} new text, tokens: {shown} (total {sum(tally.values())})")
     with tempfile.TemporaryDirectory() as folder:
         server = LocalServer(args.model, Path(folder) / "server.log", install=False)
         endpoint = server.start()

@@ -152,6 +152,35 @@ def test_model_result_keeps_the_outcome_and_drops_the_noise() -> None:
     assert tool_message("c1", envelope) == message  # the same envelope, the same bytes
 
 
+def test_the_model_reads_each_outcome_once() -> None:
+    # An action result's own success flag equal to the envelope's, and a success verdict's
+    # evidence, say again what "success" says: new text of the next decision, left out.
+    confirmed = {
+        "success": True,
+        "run_id": "r1",
+        "result": {"success": True, "message": "arrived at sofa", "final_x": 1.23456},
+        "verdict": {"status": "success", "run_id": "r1", "evidence": "base at (1.23, 0.40)"},
+    }
+    assert model_result(confirmed) == {
+        "success": True,
+        "result": {"message": "arrived at sofa", "final_x": 1.235},
+        "verdict": {"status": "success"},
+    }
+    # Where they differ, both stay: the server said succeeded, the evaluator did not.
+    contradicted = {
+        "success": False,
+        "reason": "post-condition not met: base not at sofa",
+        "result": {"success": True, "message": "arrived at sofa"},
+        "verdict": {"status": "failure", "failure_reason": "base not at sofa", "evidence": "base at (0, 0)"},
+    }
+    assert model_result(contradicted)["result"] == {"success": True, "message": "arrived at sofa"}
+    assert model_result(contradicted)["verdict"] == {
+        "status": "failure",
+        "failure_reason": "base not at sofa",
+        "evidence": "base at (0, 0)",
+    }
+
+
 def test_long_values_are_cut_for_the_model() -> None:
     envelope = {"success": True, "result": {"items": list(range(50)), "text": "x" * 2000}}
     compact = model_result(envelope)
@@ -170,15 +199,13 @@ def test_the_model_reads_the_compact_result_and_the_record_keeps_the_envelope(tm
         harness(model, observations=observations, evaluator=evaluator, memory=memory, runs_dir=runs),
         task_id="t1",
     )
+    # A success verdict reads as its status: its evidence confirms what "success" says.
     assert tool_contents(model.requests[1]) == [
-        {
-            "success": True,
-            "picked": "red cup",
-            "verdict": {"status": "success", "evidence": "cup in the gripper"},
-        }
+        {"success": True, "picked": "red cup", "verdict": {"status": "success"}}
     ]
     full = of(events, EventType.TOOL_RESULT)[0].data["result"]
     assert full["run_id"] == "run-7" and full["verdict"]["run_id"] == "run-7"
+    assert full["verdict"]["evidence"] == "cup in the gripper"  # the record keeps it
     trajectory = json.loads((runs / "t1" / "trajectory.json").read_text(encoding="utf-8"))
     recorded = trajectory["events"][0]["result"]
     assert recorded["run_id"] == "run-7"

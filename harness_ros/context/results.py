@@ -4,8 +4,9 @@ Tool results stay in the Accumulated context for the whole task, so they are
 capped (strings, lists, nesting) and never carry bytes or images. What the model
 reads (``model_result``) is smaller still: the outcome first (``success``, ``reason``),
 then the fields that matter, without run ids, refusal kinds or empty values (noise a
-small model copies back), floats to three decimals. The full envelope stays in the ``tool_result`` event, the
-run log and the trajectory, which memory's evidence rules read.
+small model copies back), nothing said twice, floats to three decimals. The full
+envelope stays in the ``tool_result`` event, the run log and the trajectory, which
+memory's evidence rules read.
 """
 
 from __future__ import annotations
@@ -85,15 +86,24 @@ def _without_noise(value: Any) -> Any:
 def model_result(content: dict[str, Any]) -> dict[str, Any]:
     """The part of a tool result envelope the model reads: outcome and reason first, then
     the other fields (a verdict as its status, reason and evidence), bounded; run ids,
-    refusal kinds and empty values left out."""
+    refusal kinds and empty values left out.
+
+    Said once, not twice: a nested ``success`` equal to the envelope's (an action result's
+    own flag), and a success verdict's evidence (it confirms what ``success`` says; a
+    failed verdict keeps its reason and evidence). Each is new text of the next decision:
+    about 40 tokens a confirmed call to a local model. The run log keeps them."""
     result: dict[str, Any] = {key: content[key] for key in _OUTCOME_KEYS if key in content}
     for key, raw in content.items():
         if key in result or key in _NOISE_KEYS:
             continue
         if key == "verdict" and isinstance(raw, dict):
-            value: Any = {name: raw[name] for name in _VERDICT_KEYS if not _empty(raw.get(name))}
+            shown = ("status",) if raw.get("status") == "success" else _VERDICT_KEYS
+            value: Any = {name: raw[name] for name in shown if not _empty(raw.get(name))}
         else:
             value = _without_noise(raw)
+            said = content.get("success")
+            if isinstance(value, dict) and said is not None and value.get("success") == said:
+                value = {name: item for name, item in value.items() if name != "success"}
         if _empty(value):
             continue
         result[key] = compact_value(
