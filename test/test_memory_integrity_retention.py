@@ -89,19 +89,31 @@ def test_consolidator_none_falls_back_to_the_cached_summary_with_an_event(tmp_pa
     assert "Memory warnings at task start" in page and "ledger_summary_fallback" in page
 
 
-def test_summariser_failure_without_a_cache_says_the_ledger_is_left_out(tmp_path: Path) -> None:
+def test_summariser_failure_without_a_cache_carries_the_lessons_as_written(tmp_path: Path) -> None:
     class Broken:
         def summarize(self, tool: str, *, success: list[str], failure: list[str]) -> str:
-            raise LLMError("provider down")
+            raise LLMError("summary reply has no non-empty 'summary'")
 
     (tmp_path / "tool_experience").mkdir()
     (tmp_path / "tool_experience" / "pick_object.md").write_text(LEDGER)
     memory = FileMemory(tmp_path, tool_experience_summarizer=Broken())
     memory.start_task("bring the mug")
+    summaries = memory.tool_experience_summaries(["pick_object"])
+    assert summaries == {"pick_object": "What worked: Grasp mugs by the handle."}
+    [notice] = memory.take_notices()
+    assert notice["notice"] == "ledger_lessons_as_written" and "no non-empty" in notice["reason"]
+    assert memory.take_notices() == []
+
+
+def test_no_summariser_leaves_a_changed_ledger_out_and_says_so(tmp_path: Path) -> None:
+    # Without a summariser configured, ledger lines are never pasted in place of a summary.
+    (tmp_path / "tool_experience").mkdir()
+    (tmp_path / "tool_experience" / "pick_object.md").write_text(LEDGER)
+    memory = FileMemory(tmp_path)
+    memory.start_task("bring the mug")
     assert memory.tool_experience_summaries(["pick_object"]) == {}
     [notice] = memory.take_notices()
-    assert notice["notice"] == "ledger_omitted" and "provider down" in notice["reason"]
-    assert memory.take_notices() == []
+    assert notice["notice"] == "ledger_omitted"
 
 
 def test_summariser_failure_uses_the_last_cached_summary(tmp_path: Path) -> None:

@@ -94,11 +94,18 @@ class LedgerSummaries:
         )
 
     def _fallback(
-        self, tool: str, cached: Any, summaries: dict[str, str], poisoning_rules: Sequence[TextRule]
+        self,
+        tool: str,
+        cached: Any,
+        summaries: dict[str, str],
+        poisoning_rules: Sequence[TextRule],
+        ledger: dict[str, list[str]] | None = None,
     ) -> None:
         """A changed ledger that cannot be summarised now: the last cached summary (of an
-        earlier ledger) stands in, and a notice says so; without one the ledger is left
-        out of the tool definition, and the notice says that. Never silent."""
+        earlier ledger) stands in, and a notice says so; without one, the ledger's lessons
+        as written when the summariser ran and failed (``ledger``: its reply was unusable
+        or refused), else the ledger is left out of the tool definition, and the notice
+        says that. Never silent."""
         reason = self.errors[tool]
         if (
             isinstance(cached, dict)
@@ -115,6 +122,30 @@ class LedgerSummaries:
                     "reason": reason,
                     "message": f"ledger of {tool} changed and could not be summarised ({reason}): "
                     "the tool description carries its last cached summary",
+                }
+            )
+            return
+        written = (
+            verbatim_summary(
+                ledger,
+                max_chars=SUMMARY_MAX_CHARS,
+                accepted=lambda lesson: self._refusal(lesson, poisoning_rules) is None,
+            )
+            if ledger is not None
+            else ""
+        )
+        if written:
+            # Not cached: the next task start asks the summariser again. The 1.5B once
+            # answered without a summary, and its first lesson reached no tool description.
+            summaries[tool] = written
+            logger.warning("Ledger of %r not summarised (%s): its lessons as written instead", tool, reason)
+            self.notify(
+                {
+                    "notice": "ledger_lessons_as_written",
+                    "tool": tool,
+                    "reason": reason,
+                    "message": f"ledger of {tool} could not be summarised ({reason}) and has no cached "
+                    "summary: the tool description carries the ledger's lessons as written",
                 }
             )
             return
@@ -198,7 +229,7 @@ class LedgerSummaries:
                 summary = summarizer.summarize(tool, success=ledger["success"], failure=ledger["failure"])
             except Exception as err:  # noqa: BLE001 - a summary failure must not stop a task from starting
                 self.errors[tool] = f"{type(err).__name__}: {err}"
-                self._fallback(tool, cached, summaries, poisoning_rules)
+                self._fallback(tool, cached, summaries, poisoning_rules, ledger)
                 continue
             summary = " ".join(str(summary).split())[:SUMMARY_MAX_CHARS]
             lessons = ledger["failure"] + ledger["success"]
