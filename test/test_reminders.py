@@ -418,6 +418,35 @@ def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_l
     assert focus(hosted.requests[1]) == ""
 
 
+def test_with_no_lesson_and_no_skill_loaded_the_note_names_the_skill_that_covers_the_failure(
+    tmp_path: Path,
+) -> None:
+    from harness_ros.model.contracts import ToolCall
+    from harness_ros.skills import SkillCatalog
+
+    grasp, _drive = _grasp_once_out_of_reach_and_drive()
+    for name, body in (
+        ("tidy-up", "- put things back.\n"),
+        ("recover-failed-grasp", '- "object out of reach": drive to the object, then grasp again.\n'),
+    ):
+        folder = tmp_path / "skills" / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name}.\n---\n{body}")
+    load = ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
+    cup = call("grasp", object_id="red_cup")
+    model = _ServedHereModel([reply(cup), ModelReply(None, (load,)), reply(cup), final("ok")])
+    catalog = SkillCatalog.discover(tmp_path / "skills")
+    run_all(Harness(model=model, tools=[grasp], skills=catalog, memory=FileMemory(tmp_path / "memory")))
+    hint = (
+        "The skill recover-failed-grasp says what to do about it: "
+        'call load_skill with name "recover-failed-grasp".'
+    )
+    assert str(model.requests[1][-1]["content"]).splitlines()[-1] == hint
+    # Loaded, its item on the reason stands there instead of the hint.
+    after = str(model.requests[2][-1]["content"])
+    assert "The loaded skill recover-failed-grasp says about it:" in after and hint not in after
+
+
 def test_failure_phrases_and_the_items_about_them() -> None:
     from harness_ros.skills.guidance import items_about
     from harness_ros.trajectory.reasons import failure_phrases

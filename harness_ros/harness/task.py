@@ -567,6 +567,18 @@ class TaskRunner:
             if learnt:
                 lines.append(f"Your experience with {step.tool} says about it:")
                 lines += [f"- {item}" for item in learnt]
+        if not said and not learnt and session is not None:
+            # The 1.5B, after a failed pick with no skill loaded and no lesson on it, drove on
+            # to the target without the cup; the catalog's description alone did not bring it
+            # to load the skill whose items name this failure.
+            covering = next(
+                (found for found in session.catalog.skills.values() if items_about(found.body, reason)), None
+            )
+            if covering is not None and (skill is None or covering.name != skill.name):
+                lines.append(
+                    f"The skill {covering.name} says what to do about it: "
+                    f'call load_skill with name "{covering.name}".'
+                )
         done = [s.tool for s in since]
         tools = [name for name in self._h.registry.names() if name]
         left = next((rest for item in (*said, *learnt) if (rest := left_of(item, tools, done))), [])
