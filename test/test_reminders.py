@@ -333,6 +333,32 @@ def test_a_call_named_after_a_skill_loads_it(tmp_path: Path) -> None:
     assert of(events, EventType.TOOL_RESULT)[0].data["result"]["success"] is False
 
 
+def test_the_loaded_skill_called_again_is_refused_not_loaded_again(tmp_path: Path) -> None:
+    # After a slip the 1.5B, its skill loaded, called the skill by name ten times in a row,
+    # each read as a load and answered "already loaded".
+    from harness_ros.model.contracts import ToolCall
+
+    again = ModelReply(
+        None, (ToolCall("s2", "recover-failed-grasp", '{"object_id": "mug"}', {"object_id": "mug"}),)
+    )
+    as_text = ModelReply(
+        text='{"name": "recover-failed-grasp", "arguments": {}}',
+        text_call_problems=("'recover-failed-grasp' is not an offered tool (offered: look, load_skill)",),
+    )
+    first = ModelReply(None, (ToolCall("s1", "recover-failed-grasp", "{}", {}),))
+    model = ScriptedModel([first, again, as_text, final("done")])
+    events = run_all(Harness(model=model, tools=Robot().tools, skills=_recover_skill(tmp_path)))
+    results = of(events, EventType.TOOL_RESULT)
+    assert [r.data["tool"] for r in results] == ["load_skill", "recover-failed-grasp"]
+    refused = results[1].data["result"]
+    assert refused["success"] is False and "is the loaded skill, not a tool" in refused["reason"]
+    assert "call load_skill" not in refused["reason"]
+    # The same call written as text gets a reminder saying so, not a second load.
+    (reminder,) = of(events, EventType.REMINDER)
+    assert "is the loaded skill, not a tool" in str(model.requests[3][-1]["content"])
+    assert reminder.data["reminder"] == 1
+
+
 def test_a_skill_load_after_a_failed_pick_does_not_hide_the_failure(tmp_path: Path) -> None:
     from harness_ros.model.contracts import ToolCall
     from harness_ros.tools import failure, tool
@@ -404,8 +430,9 @@ def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_l
         "- object out of reach from the surface standoff: driving to the object first worked."
     )
     # Once the skill is loaded, its item on that reason too (one line; the slip item is not it).
+    # The skill is not named there (a call started right after its name got the name).
     assert focus(model.requests[2]).splitlines()[1:3] == [
-        "The loaded skill recover-failed-grasp says about it:",
+        "The loaded skill says about it:",
         '- "object out of reach": call navigate_to with the object\'s id as the target, then grasp again.',
     ]
     assert focus(model.requests[3]) == ""  # the last robot call succeeded
@@ -424,7 +451,7 @@ def test_with_no_lesson_and_no_skill_loaded_the_note_names_the_skill_that_covers
     from harness_ros.model.contracts import ToolCall
     from harness_ros.skills import SkillCatalog
 
-    grasp, _drive = _grasp_once_out_of_reach_and_drive()
+    grasp, drive = _grasp_once_out_of_reach_and_drive()
     for name, body in (
         ("tidy-up", "- put things back.\n"),
         ("recover-failed-grasp", '- "object out of reach": drive to the object, then grasp again.\n'),
@@ -436,15 +463,22 @@ def test_with_no_lesson_and_no_skill_loaded_the_note_names_the_skill_that_covers
     cup = call("grasp", object_id="red_cup")
     model = _ServedHereModel([reply(cup), ModelReply(None, (load,)), reply(cup), final("ok")])
     catalog = SkillCatalog.discover(tmp_path / "skills")
-    run_all(Harness(model=model, tools=[grasp], skills=catalog, memory=FileMemory(tmp_path / "memory")))
+    run_all(
+        Harness(model=model, tools=[grasp, drive], skills=catalog, memory=FileMemory(tmp_path / "memory"))
+    )
     hint = (
         "The skill recover-failed-grasp says what to do about it: "
         'call load_skill with name "recover-failed-grasp".'
     )
     assert str(model.requests[1][-1]["content"]).splitlines()[-1] == hint
-    # Loaded, its item on the reason stands there instead of the hint.
-    after = str(model.requests[2][-1]["content"])
-    assert "The loaded skill recover-failed-grasp says about it:" in after and hint not in after
+    # Loaded, its item on the reason stands there instead of the hint, and last the call
+    # that starts the fix.
+    after = str(model.requests[2][-1]["content"]).splitlines()
+    assert after[1:] == [
+        "The loaded skill says about it:",
+        '- "object out of reach": drive to the object, then grasp again.',
+        "Its first call: drive.",
+    ]
 
 
 def test_failure_phrases_and_the_items_about_them() -> None:

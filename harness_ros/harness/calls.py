@@ -105,15 +105,22 @@ class CallOutcome:
     """One of ``REFUSAL_KINDS`` when the call was refused before it ran, else None."""
 
 
-def skill_hint(name: str, skill_names: Sequence[str]) -> str | None:
+def skill_hint(name: str, skill_names: Sequence[str], loaded: str | None = None) -> str | None:
     """What to say when a model calls a skill by name as if it were a tool.
 
     Small models do this (the 1.5B called ``recover_failed_grasp`` after a failed pick,
     from the Skill Catalog's ``recover-failed-grasp``): the refusal then names the tool
-    that reads the skill instead of leaving the model to guess again."""
+    that reads the skill instead of leaving the model to guess again. The skill already
+    ``loaded`` is not offered again: read as a load, the 1.5B called it ten times in a row,
+    each answered "already loaded"."""
     skill = skill_named(name, skill_names)
     if skill is None:
         return None
+    if skill == loaded:
+        return (
+            f"{name!r} is the loaded skill, not a tool: its instructions are in your context; "
+            "call a tool it names"
+        )
     return f"{name!r} is a skill, not a tool: call {LOAD_SKILL} with name {skill!r} to read it"
 
 
@@ -135,8 +142,10 @@ class ToolCallRunner:
         observations: ObservationSource | None,
         post_execution_wait_s: float,
         skill_names: Sequence[str] = (),
+        loaded_skill: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._registry = registry
+        self._loaded_skill = loaded_skill
         self._tool_thread: _ToolThread | None = None
         self._tool_thread_lock = threading.Lock()
         self._skill_names = tuple(skill_names)
@@ -149,7 +158,7 @@ class ToolCallRunner:
         """Why the call is malformed (for the model), or None."""
         if self._registry.get(call.name) is None:
             known = ", ".join(self._registry.names()) or "none"
-            hint = skill_hint(call.name, self._skill_names)
+            hint = skill_hint(call.name, self._skill_names, self._loaded_skill())
             return f"unknown tool {call.name!r}; known tools: {known}" + (f"; {hint}" if hint else "")
         if call.arguments is None:
             snippet = call.arguments_json[:200]

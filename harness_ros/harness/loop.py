@@ -134,10 +134,17 @@ class Harness:
             observations=observations,
             post_execution_wait_s=post_execution_wait_s,
             skill_names=skills.names if skills is not None else (),
+            loaded_skill=self.loaded_skill_name,
         )
         self.last_run_dir: Path | None = None
         self._lock = threading.Lock()
         self._active: ActiveTask | None = None
+
+    def loaded_skill_name(self) -> str | None:
+        """The name of the skill loaded for the running task, or None."""
+        session = self.skill_session
+        loaded = session.loaded_skill if session is not None else None
+        return loaded.name if loaded is not None else None
 
     @property
     def busy(self) -> bool:

@@ -49,7 +49,7 @@ from harness_ros.model.markers import cut_harness_echo
 from harness_ros.model.text_calls import not_offered_name
 from harness_ros.observation.contracts import FirstFrameSource, Observation
 from harness_ros.skills.contracts import LOAD_SKILL, LOAD_SKILL_RESOURCE
-from harness_ros.skills.guidance import items_about, left_of
+from harness_ros.skills.guidance import items_about, left_of, named_calls
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
@@ -59,6 +59,7 @@ from harness_ros.trajectory.reasons import failure_reason
 if TYPE_CHECKING:
     from harness_ros.harness.contracts import TaskHost
     from harness_ros.harness.runlog import RunLog
+    from harness_ros.skills import SkillSession
 
 __all__ = ["ActiveTask", "TaskRunner"]
 
@@ -421,7 +422,11 @@ class TaskRunner:
                 report=text,
             )
         skills = self._h.skills.names if self._h.skills is not None else ()
-        problems = [*_with_skill_hints(reply.text_call_problems, skills), *_skills_named_in(text, skills)]
+        loaded = _loaded_name(self._h.skill_session)
+        problems = [
+            *_with_skill_hints(reply.text_call_problems, skills, loaded),
+            *_skills_named_in(text, skills, loaded),
+        ]
         offered = [str(d["function"]["name"]) for d in builder.tools() or []]
         note = reminder_text(
             problems, self._text_replies, limit, call_format=offered if self._calls_as_text else None
@@ -500,14 +505,17 @@ class TaskRunner:
         skills = self._h.skills.names if self._h.skills is not None else ()
         if not skills or self._h.registry.get(LOAD_SKILL) is None:
             return reply
+        # The loaded skill is not loaded again: its call is refused as a skill (calls.skill_hint).
+        loaded = _loaded_name(self._h.skill_session)
+        loadable = [name for name in skills if name != loaded]
         calls, problems, changed = [], [], False
         for call in reply.tool_calls:
-            skill = skill_named(call.name, skills) if self._h.registry.get(call.name) is None else None
+            skill = skill_named(call.name, loadable) if self._h.registry.get(call.name) is None else None
             calls.append(_load_call(call.id, skill, call.recovered_from_text) if skill else call)
             changed = changed or skill is not None
         for problem in reply.text_call_problems:
             name = not_offered_name(problem)
-            skill = skill_named(name, skills) if name is not None else None
+            skill = skill_named(name, loadable) if name is not None else None
             if skill is not None and not calls:
                 calls.append(_load_call("text_call_skill", skill, True))
                 changed = True
@@ -558,7 +566,9 @@ class TaskRunner:
         skill = session.loaded_skill if session is not None else None
         said = items_about(skill.body, reason) if skill is not None else []
         if skill is not None and said:
-            lines.append(f"The loaded skill {skill.name} says about it:")
+            # Not named here: a decision started as a call ('{"name": "') right after the
+            # skill's name got that name, not a tool (the 1.5B, ten times after a slip).
+            lines.append("The loaded skill says about it:")
             lines += [f"- {item}" for item in said]
         learnt: list[str] = []
         if self._h.memory is not None:
@@ -585,6 +595,11 @@ class TaskRunner:
         if left:
             todo = ", then ".join(f"{name} again" if name == step.tool else name for name in left)
             lines.append(f"The {', '.join(done)} step is done; what is left of it: {todo}.")
+        else:
+            # Last, the tool that starts the fix: what a decision started as a call reads last.
+            first = next((named[0] for item in (*said, *learnt) if (named := named_calls(item, tools))), None)
+            if first is not None:
+                lines.append(f"Its first call: {first}.")
         return {"role": "user", "content": "\n".join(lines)}
 
     @staticmethod
@@ -738,13 +753,18 @@ def is_operator_question(text: str) -> bool:
     return _QUESTION_END.search(lines[-1]) is not None
 
 
-def _with_skill_hints(problems: Sequence[str], skill_names: Sequence[str]) -> list[str]:
+def _loaded_name(session: SkillSession | None) -> str | None:
+    loaded = session.loaded_skill if session is not None else None
+    return loaded.name if loaded is not None else None
+
+
+def _with_skill_hints(problems: Sequence[str], skill_names: Sequence[str], loaded: str | None) -> list[str]:
     """Each text-call problem, a skill called as a tool followed by how to load it."""
     out = []
     for problem in problems:
         out.append(problem)
         name = not_offered_name(problem)
-        hint = skill_hint(name, skill_names) if name is not None else None
+        hint = skill_hint(name, skill_names, loaded) if name is not None else None
         if hint:
             out.append(hint)
     return out
@@ -780,11 +800,11 @@ def _load_call(call_id: str, skill: str, from_text: bool) -> ToolCall:
     return ToolCall(call_id, LOAD_SKILL, json.dumps(arguments), arguments, from_text)
 
 
-def _skills_named_in(text: str, skill_names: Sequence[str]) -> list[str]:
+def _skills_named_in(text: str, skill_names: Sequence[str], loaded: str | None) -> list[str]:
     """How to load each skill a prose reply names (the 1.5B wrote "you can use the
     `recover-failed-grasp` tool to try again" instead of loading it)."""
     folded = text.lower().replace("_", "-")
-    hints = (skill_hint(skill, skill_names) for skill in skill_names if skill.lower() in folded)
+    hints = (skill_hint(skill, skill_names, loaded) for skill in skill_names if skill.lower() in folded)
     return [hint for hint in hints if hint]
 
 

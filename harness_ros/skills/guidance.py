@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from harness_ros.trajectory.reasons import failure_phrases
 
-__all__ = ["items_about", "left_of"]
+__all__ = ["items_about", "left_of", "named_calls"]
 
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _MAX_ITEM_CHARS = 400
@@ -55,12 +55,8 @@ def items_about(text: str, reason: str, *, limit: int = 2) -> list[str]:
     return found
 
 
-def left_of(item: str, tools: Sequence[str], done: Sequence[str]) -> list[str]:
-    """The calls ``item`` names (offered ``tools``, in the order it names them) that are
-    left once the calls ``done`` since the failure are taken off its front; [] when none
-    of them was done. The 1.5B, with "navigate_to the object itself (...), then pick_object
-    again" in view and the navigate_to done, drove there again (p 0.69); told what was left
-    of it, it picked (p 0.71)."""
+def named_calls(item: str, tools: Sequence[str]) -> list[str]:
+    """The offered ``tools`` ``item`` names, in the order it names them (a repeat once)."""
     names = sorted(tools, key=len, reverse=True)
     pattern = (
         re.compile("|".join(rf"(?<![\w-]){re.escape(name)}(?![\w-])" for name in names)) if names else None
@@ -69,6 +65,16 @@ def left_of(item: str, tools: Sequence[str], done: Sequence[str]) -> list[str]:
     for found in pattern.finditer(item) if pattern is not None else ():
         if not named or named[-1] != found.group(0):
             named.append(found.group(0))
+    return named
+
+
+def left_of(item: str, tools: Sequence[str], done: Sequence[str]) -> list[str]:
+    """The calls ``item`` names (offered ``tools``, in the order it names them) that are
+    left once the calls ``done`` since the failure are taken off its front; [] when none
+    of them was done. The 1.5B, with "navigate_to the object itself (...), then pick_object
+    again" in view and the navigate_to done, drove there again (p 0.69); told what was left
+    of it, it picked (p 0.71)."""
+    named = named_calls(item, tools)
     at = 0
     for call in done:
         if at < len(named) and named[at] == call:
