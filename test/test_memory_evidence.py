@@ -49,11 +49,26 @@ def test_a_recovery_becomes_a_lesson_in_words_that_carry_to_the_next_task() -> N
     [lesson] = recovery_lessons(REACH, TOOLS)
     assert (lesson.tool, lesson.outcome, lesson.confidence) == ("pick_object", "failure", 1.0)
     # The reused id is named by the failed call's argument; the skill load is no part of the fix.
+    # And the fix as a step to take first next time (its calls are tied to the pick's own
+    # arguments): the recovery alone left the 1.5B failing the same first pick every task.
     assert lesson.text == (
         'After "object out of reach": navigate_to with target = the failed call\'s object_id, '
-        "then pick_object again succeeded."
+        "then pick_object again succeeded. Before a pick_object, first navigate_to with "
+        "target = its object_id."
     )
     assert "red_cup" not in lesson.text
+
+
+def test_a_fix_not_tied_to_the_failed_call_is_no_step_to_take_first() -> None:
+    events = [
+        event(1, "pick_object", {"object_id": "red_cup"}, fail="object out of reach: 0.96 m > 0.75 m"),
+        event(2, "navigate_to", {"target": "kitchen"}),
+        event(3, "pick_object", {"object_id": "red_cup"}),
+    ]
+    [lesson] = recovery_lessons(events, TOOLS)
+    assert lesson.text == (
+        'After "object out of reach": navigate_to with target = "kitchen", then pick_object again succeeded.'
+    )
 
 
 def test_a_slip_then_a_grasp_is_again_unchanged_and_only_proven_recoveries_count() -> None:

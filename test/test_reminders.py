@@ -481,6 +481,27 @@ def test_with_no_lesson_and_no_skill_loaded_the_note_names_the_skill_that_covers
     ]
 
 
+def test_what_is_left_of_a_lesson_ends_at_the_failed_tool(tmp_path: Path) -> None:
+    # A recovery lesson goes on with the step to take first next time, which names the
+    # tools again: what is left after the drive is the grasp, not the drive once more.
+    grasp, drive = _grasp_once_out_of_reach_and_drive()
+    memory = FileMemory(tmp_path / "memory")
+    ledgers = tmp_path / "memory" / "tool_experience"
+    ledgers.mkdir(parents=True, exist_ok=True)
+    (ledgers / "grasp.md").write_text(
+        "# Tool Experience: grasp\n\n## Success\n\n## Failure\n"
+        '- After "object out of reach": drive with target = the failed call\'s object_id, then grasp '
+        "again succeeded. Before a grasp, first drive with target = its object_id.\n"
+    )
+    cup = call("grasp", object_id="red_cup")
+    model = _ServedHereModel([reply(cup), reply(call("drive", target="red_cup")), reply(cup), final("ok")])
+    run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
+    assert str(model.requests[1][-1]["content"]).splitlines()[-1] == "Its first call: drive."
+    assert str(model.requests[2][-1]["content"]).splitlines()[-1] == (
+        "The drive step is done; what is left of it: grasp again."
+    )
+
+
 def test_failure_phrases_and_the_items_about_them() -> None:
     from harness_ros.skills.guidance import items_about
     from harness_ros.trajectory.reasons import failure_phrases

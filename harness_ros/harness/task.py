@@ -592,6 +592,8 @@ class TaskRunner:
         done = [s.tool for s in since]
         tools = [name for name in self._h.registry.names() if name]
         left = next((rest for item in (*said, *learnt) if (rest := left_of(item, tools, done))), [])
+        if step.tool in left:  # up to the failed tool again: a lesson goes on with "Before a ..."
+            left = left[: left.index(step.tool) + 1]
         if left:
             todo = ", then ".join(f"{name} again" if name == step.tool else name for name in left)
             lines.append(f"The {', '.join(done)} step is done; what is left of it: {todo}.")

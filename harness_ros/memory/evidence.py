@@ -29,17 +29,33 @@ _MAX_STEPS_BETWEEN = 3
 """A longer way from the failure to the success is a plan, not a fix of one failure."""
 
 
-def _value(key: str, value: Any, failed: Mapping[str, Any]) -> str:
-    same = next((name for name, used in failed.items() if isinstance(value, str) and used == value), None)
+def _reused(value: Any, failed: Mapping[str, Any]) -> str | None:
+    """The failed call's argument whose value ``value`` is, or None."""
+    return next((name for name, used in failed.items() if isinstance(value, str) and used == value), None)
+
+
+def _value(key: str, value: Any, failed: Mapping[str, Any], owner: str) -> str:
+    same = _reused(value, failed)
     if same is not None:
-        return f"{key} = the failed call's {same}"
+        return f"{key} = {owner} {same}"
     return f"{key} = {json.dumps(value, ensure_ascii=False, default=str)}"
 
 
-def _call(step: TrajectoryStep, failed: Mapping[str, Any]) -> str:
+def _call(step: TrajectoryStep, failed: Mapping[str, Any], owner: str = "the failed call's") -> str:
     if not step.arguments:
         return step.tool
-    return f"{step.tool} with " + ", ".join(_value(k, v, failed) for k, v in step.arguments.items())
+    return f"{step.tool} with " + ", ".join(_value(k, v, failed, owner) for k, v in step.arguments.items())
+
+
+def _ahead(between: Sequence[TrajectoryStep], failed: TrajectoryStep) -> str:
+    """The fix as a step to take before the tool's next call, when each of its calls is
+    tied to that call's arguments (driving to the pick's own object_id); else "".
+    The recovery alone teaches what to do after the failure: the 1.5B still drove to the
+    surface first, and failed the same pick once per task (BENCHMARKS.md section 9)."""
+    if not all(any(_reused(v, failed.arguments) for v in step.arguments.values()) for step in between):
+        return ""
+    fix = ", then ".join(_call(step, failed.arguments, owner="its") for step in between)
+    return f" Before a {failed.tool}, first {fix}."
 
 
 def recovery_lessons(
@@ -64,7 +80,7 @@ def recovery_lessons(
             continue
         if between:
             fix = ", then ".join(_call(step, failed.arguments) for step in between)
-            text = f'After "{phrases[0]}": {fix}, then {tool} again succeeded.'
+            text = f'After "{phrases[0]}": {fix}, then {tool} again succeeded.{_ahead(between, failed)}'
         else:
             text = f'After "{phrases[0]}": {tool} again, unchanged, succeeded.'
         lessons[tool] = ToolExperienceEntry(tool, "failure", text, 1.0)
