@@ -37,3 +37,22 @@ def test_a_benchmark_script_completes_its_quick_run(script: str, headline: str) 
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert headline in run.stdout, run.stdout[-2000:]
+
+
+def test_the_prefix_cache_benchmark_builds_the_requests_a_local_model_gets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No model is served here: the requests and the parts of each decision's new text.
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import bench_prefix_cache as bench
+
+    requests, tools = bench.conversation(6)
+    assert len(requests) == 7 and tools
+    parts = bench.new_text(requests, lambda text: len(text.split()))
+    # After the failed pick (the second call) the harness's failure note ends the request,
+    # as for a model served on this machine; it is gone once the pick succeeded.
+    assert "failure note" not in parts[0] and "failure note" in parts[1] and "failure note" in parts[2]
+    assert "failure note" not in parts[3]
+    assert all({"call", "result", "task notes", "observation"} <= set(tally) for tally in parts)
+    # Later Task Notes snapshots hold only what changed: they do not grow with the task.
+    assert parts[-1]["task notes"] <= parts[0]["task notes"] + 5
