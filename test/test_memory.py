@@ -365,6 +365,14 @@ def test_confidence_threshold_boundary(tmp_path: Path, confidence: float, accept
         ("Keep " + base64.b64encode(bytes(range(90))).decode() + " for later.", "transient:base64"),
         ("Store the image data of the shelf.", "transient:image_data"),
         ("Target 3f2b8c1e-0d4a-4e5b-9c7d-1a2b3c4d5e6f is the mug.", "transient:uuid"),
+        # What the 1.5B wrote as success lessons in the learning eval: reports of the run.
+        ("Successfully picked the red cup.", "transient:run_report"),
+        ("Successfully navigated to the kitchen counter.", "transient:run_report"),
+        (
+            "The operator provided a clear and concise goal, and the tool executed it successfully.",
+            "transient:operator_report",
+        ),
+        ("The tool executed the task successfully after one retry.", "transient:tool_report"),
         ("   ", "empty_text"),
         ("", "empty_text"),
     ],
@@ -373,6 +381,19 @@ def test_each_transient_pattern_and_empty_text_rejected(tmp_path: Path, text: st
     memory = FileMemory(tmp_path, consolidator=ScriptedConsolidator(memory_entry(text)))
     assert decisions(run_task(memory, [])) == [(False, rule)]
     assert not (tmp_path / "MEMORY.md").exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Successfully picked mugs by the handle when approaching from straight ahead.",
+        "Wet mugs slip: the operator prefers two tries before asking for help.",
+        "The tool succeeds on shelves once the base faces them.",
+    ],
+)
+def test_a_lesson_about_how_is_no_report_of_the_run(tmp_path: Path, text: str) -> None:
+    memory = FileMemory(tmp_path, consolidator=ScriptedConsolidator(memory_entry(text)))
+    assert decisions(run_task(memory, [])) == [(True, "accepted")]
 
 
 @pytest.mark.parametrize(

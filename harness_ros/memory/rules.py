@@ -1,8 +1,8 @@
 """What FileMemory refuses to learn, as small, extensible rule lists.
 
 ``TransientRule``: text that only made sense during one run (object instance ids
-like ``cup_2``, "currently", "this run", image payloads). ``DEFAULT_POISONING_RULES``:
-text that tries to switch off a safety mechanism ("skip the clearance check",
+like ``cup_2``, "currently", "this run", image payloads, a report of what the run did).
+``DEFAULT_POISONING_RULES``: text that tries to switch off a safety mechanism ("skip the clearance check",
 "approval is already granted", "ignore your instructions"): the classifier in
 ``guard.py`` plus markup and prompt-override patterns. Memory is data, never authority, so such entries are
 refused even when they look like preferences. Deployments extend either list:
@@ -76,6 +76,15 @@ DEFAULT_TRANSIENT_RULES: tuple[TransientRule, ...] = (
         flags=0,
     ),
     TransientRule.of("image_data", r"\bimage (?:data|bytes|payload)\b"),
+    # A report of what this run did, not what to do: the 1.5B's consolidations wrote
+    # "Successfully picked the red cup." and "The operator provided a clear and concise
+    # goal, and the tool executed it successfully." as success lessons, and a later task
+    # ended with that sentence turned around as its report.
+    TransientRule.of("run_report", r"^\W*successfully \w+(?: \w+){0,6}\W*$"),
+    TransientRule.of("operator_report", r"\bthe operator (?:provided|gave) (?:a |an |the )?clear\b"),
+    TransientRule.of(
+        "tool_report", r"\bthe tool (?:executed|performed|completed) (?:it |the \w+ )?successfully\b"
+    ),
 )
 
 
