@@ -59,6 +59,18 @@ def test_a_recovery_becomes_a_lesson_in_words_that_carry_to_the_next_task() -> N
     assert "red_cup" not in lesson.text
 
 
+def test_a_lesson_bound_to_a_failed_call_names_its_values() -> None:
+    from harness_ros.memory.evidence import bound_to_call
+
+    [lesson] = recovery_lessons(REACH, TOOLS)
+    assert bound_to_call(lesson.text, {"object_id": "blue_mug"}) == (
+        'After "object out of reach": navigate_to with target = "blue_mug", then pick_object again succeeded.'
+    )
+    # An argument the call did not have stays as written; other lessons are unchanged.
+    assert "the failed call's object_id" in bound_to_call(lesson.text, {"surface_id": "shelf"})
+    assert bound_to_call("Grasp mugs by the handle.", {"object_id": "mug"}) == "Grasp mugs by the handle."
+
+
 def test_a_fix_not_tied_to_the_failed_call_is_no_step_to_take_first() -> None:
     events = [
         event(1, "pick_object", {"object_id": "red_cup"}, fail="object out of reach: 0.96 m > 0.75 m"),

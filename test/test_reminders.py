@@ -496,7 +496,11 @@ def test_what_is_left_of_a_lesson_ends_at_the_failed_tool(tmp_path: Path) -> Non
     cup = call("grasp", object_id="red_cup")
     model = _ServedHereModel([reply(cup), reply(call("drive", target="red_cup")), reply(cup), final("ok")])
     run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
-    assert str(model.requests[1][-1]["content"]).splitlines()[-1] == "Its first call: drive."
+    # The lesson as it applies to this call: its object_id by value, no step to take first.
+    assert str(model.requests[1][-1]["content"]).splitlines()[-2:] == [
+        '- After "object out of reach": drive with target = "red_cup", then grasp again succeeded.',
+        "Its first call: drive.",
+    ]
     assert str(model.requests[2][-1]["content"]).splitlines()[-1] == (
         "The drive step is done; what is left of it: grasp again."
     )

@@ -44,6 +44,7 @@ from harness_ros.context import (
 from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
 from harness_ros.harness.calls import CallOutcome, skill_hint, skill_named
+from harness_ros.memory.evidence import bound_to_call
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
 from harness_ros.model.markers import cut_harness_echo
 from harness_ros.model.text_calls import not_offered_name
@@ -573,7 +574,7 @@ class TaskRunner:
         learnt: list[str] = []
         if self._h.memory is not None:
             ledger = "\n".join(f"- {entry}" for entry in self._ledger_failures(step.tool))
-            learnt = items_about(ledger, reason)
+            learnt = [bound_to_call(item, step.arguments) for item in items_about(ledger, reason)]
             if learnt:
                 lines.append(f"Your experience with {step.tool} says about it:")
                 lines += [f"- {item}" for item in learnt]

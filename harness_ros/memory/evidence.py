@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ from harness_ros.memory.contracts import MemoryConsolidation, ToolExperienceEntr
 from harness_ros.trajectory import TrajectoryStep, as_step
 from harness_ros.trajectory.reasons import failure_phrases, failure_reason
 
-__all__ = ["READ_ONLY_TOOLS", "recovery_lessons", "with_recovery_lessons"]
+__all__ = ["READ_ONLY_TOOLS", "bound_to_call", "recovery_lessons", "with_recovery_lessons"]
 
 READ_ONLY_TOOLS = frozenset({"load_skill", "load_skill_resource", "ask_operator", "notify_operator"})
 """Built-in calls that change nothing on the robot: not part of what fixed a failure."""
@@ -56,6 +57,27 @@ def _ahead(between: Sequence[TrajectoryStep], failed: TrajectoryStep) -> str:
         return ""
     fix = ", then ".join(_call(step, failed.arguments, owner="its") for step in between)
     return f" Before a {failed.tool}, first {fix}."
+
+
+_AHEAD = re.compile(r"\s*Before an? [\w.-]+, first [^.]*\.")
+_REUSED = re.compile(r"\b(?:the failed call's|its) ([A-Za-z_][\w-]*)")
+
+
+def bound_to_call(lesson: str, arguments: Mapping[str, Any]) -> str:
+    """A recovery lesson as it applies to one failed call: the failed call's arguments by
+    their values, and without the step to take first (it is too late for that).
+
+    In a note about a failed pick of blue_mug, "navigate_to with target = the failed call's
+    object_id" left the 1.5B driving to the surface again, six times; the value it needs is
+    the one that call had."""
+
+    def value(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name in arguments and isinstance(arguments[name], str | int | float):
+            return json.dumps(arguments[name], ensure_ascii=False)
+        return found.group(0)
+
+    return _REUSED.sub(value, _AHEAD.sub("", lesson))
 
 
 def recovery_lessons(
