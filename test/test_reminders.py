@@ -506,6 +506,23 @@ def test_what_is_left_of_a_lesson_ends_at_the_failed_tool(tmp_path: Path) -> Non
     )
 
 
+def test_the_failure_note_counts_the_same_failed_call() -> None:
+    # The 1.5B drove to the same surface and made the same failed pick six times.
+    from harness_ros.tools import failure, tool
+
+    @tool(description="Grasp an object.", physical=True)
+    def grasp(object_id: str) -> dict[str, Any]:
+        return failure("object not visible: the mug is 122 deg to the right")
+
+    mug, cup = call("grasp", object_id="mug"), call("grasp", object_id="cup")
+    model = _ServedHereModel([reply(mug), reply(mug), reply(cup), final("no", "failed")])
+    run_all(Harness(model=model, tools=[grasp]))
+    notes = [str(request[-1]["content"]) for request in model.requests[1:]]
+    assert "failed 2 times" not in notes[0]
+    assert "That same call has now failed 2 times for that reason." in notes[1]
+    assert "same call" not in notes[2]  # other arguments: another call
+
+
 def test_failure_phrases_and_the_items_about_them() -> None:
     from harness_ros.skills.guidance import items_about
     from harness_ros.trajectory.reasons import failure_phrases

@@ -560,9 +560,15 @@ class TaskRunner:
         if any(later.tool == step.tool for later in since) or len(since) > _FOCUS_MAX_SINCE:
             return None
         lines = [f"Your last {step.tool} call, {_call_text(step)}, {self._failure_clause(step)}."]
+        reason = failure_reason(step)
+        key = (step.tool, step.arguments, reason)
+        same = sum(s.failed and (s.tool, s.arguments, failure_reason(s)) == key for s in physical[: at + 1])
+        if same > 1:
+            # The 1.5B drove to the same surface and made the same failed pick six times. A
+            # fact, not advice: a slippery object can take two or three tries unchanged.
+            lines.append(f"That same call has now failed {same} times for that reason.")
         if since:
             lines.append("Since then: " + "; ".join(f"{_call_text(s)} succeeded" for s in since) + ".")
-        reason = failure_reason(step)
         session = self._h.skill_session
         skill = session.loaded_skill if session is not None else None
         said = items_about(skill.body, reason) if skill is not None else []
