@@ -142,9 +142,7 @@ class Harness:
 
     def loaded_skill_name(self) -> str | None:
         """The name of the skill loaded for the running task, or None."""
-        session = self.skill_session
-        loaded = session.loaded_skill if session is not None else None
-        return loaded.name if loaded is not None else None
+        return self.skill_session.loaded_name if self.skill_session is not None else None
 
     @property
     def busy(self) -> bool:

@@ -763,8 +763,7 @@ def is_operator_question(text: str) -> bool:
 
 
 def _loaded_name(session: SkillSession | None) -> str | None:
-    loaded = session.loaded_skill if session is not None else None
-    return loaded.name if loaded is not None else None
+    return session.loaded_name if session is not None else None
 
 
 def _with_skill_hints(problems: Sequence[str], skill_names: Sequence[str], loaded: str | None) -> list[str]:

@@ -131,6 +131,11 @@ class SkillSession:
         return self._loaded
 
     @property
+    def loaded_name(self) -> str | None:
+        """The name of the skill loaded for this task, or None."""
+        return self._loaded.name if self._loaded is not None else None
+
+    @property
     def offers_resources(self) -> bool:
         """Whether ``load_skill_resource`` has anything to read: the loaded skill lists
         resources. Until then the tool is not offered (its definition is prompt the model
