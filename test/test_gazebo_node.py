@@ -10,6 +10,7 @@ wait for ROS: every wait is on a condition with a timeout.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -65,6 +66,8 @@ class FakeGazebo:
         self.last_scan_at = -math.inf
         """time.monotonic() of the last scan published."""
         self.steps = 0
+        self.published: list[Pose2D] = []
+        """Every world pose of the base published so far (on the pose topic or as odometry)."""
         self.publish_robot_pose = publish_robot_pose
         self.detach_requests: set[str] = set()
         self.objects: dict[str, list[float]] = {}  # id -> [x, y, z_bottom]
@@ -169,6 +172,8 @@ class FakeGazebo:
             odom = compose(
                 Pose2D(0.0, 0.0, -START.yaw), Pose2D(self.pose.x - START.x, self.pose.y - START.y, yaw)
             )
+            if (self.steps + 1) % 2 == 0:
+                self.published.append(self.pose)
             self.lock.notify_all()
         self.steps += 1
         stamp = self.node.get_clock().now().to_msg()
@@ -202,6 +207,22 @@ class FakeGazebo:
         odometry.pose.pose.orientation.z = math.sin(odom.yaw / 2)
         odometry.pose.pose.orientation.w = math.cos(odom.yaw / 2)
         self.odom_pub.publish(odometry)
+
+    def distance_to_published(self, x: float, y: float, yaw: float) -> tuple[float, float]:
+        """How far (metres, radians) a pose is from the nearest base pose this world published.
+
+        A pose the node reports must be one it read, whatever the host's load did to the
+        timing: the pose after the stop differs from it by what the last command moved.
+        """
+        with self.lock:
+            poses = list(self.published)
+        assert poses, "no pose was published"
+
+        def turn(p: Pose2D) -> float:
+            return abs(math.remainder(p.yaw - yaw, 2 * math.pi))
+
+        nearest = min(poses, key=lambda p: p.distance_to(x, y) + turn(p))
+        return nearest.distance_to(x, y), turn(nearest)
 
     # -- topics -----------------------------------------------------------------------
 
@@ -385,19 +406,29 @@ def test_fetch_in_gazebo_fails_and_succeeds_like_the_sim(world: tuple[FakeGazebo
     assert "doorway" in result.message
 
     feedback: list[Any] = []
+    with gazebo.lock:
+        start, first_published = gazebo.pose, len(gazebo.published)
     status, result = client.call("navigate_to", feedback, target="red_cup")
     assert status == GoalStatus.STATUS_SUCCEEDED, result.message
     assert result.message == "arrived at red_cup (kitchen)"
     # The stop command and the result travel on different DDS entities: wait for the stop.
     assert gazebo.wait(lambda: gazebo.twist == (0.0, 0.0)), "the base was not stopped"
+    # Converged where the sim parks: across the table's east edge, facing the cup (tolerance
+    # 0.05 m / 0.05 rad). The pose the node reports is one Gazebo published, so the base was
+    # really there; where it stands after the stop adds what the last command moved before the
+    # stop arrived, which a loaded host stretches (0.16 m in a CI run), so it is not asserted.
+    assert math.hypot(result.final_x - (2.05 + 0.35 + 0.44), result.final_y - 3.1) <= 0.06
+    assert abs(math.remainder(result.final_yaw - math.pi, 2 * math.pi)) <= 0.06
+    metres, radians = gazebo.distance_to_published(result.final_x, result.final_y, result.final_yaw)
+    assert metres <= 0.01 and radians <= 0.01, (metres, radians)
+    # Odometry integrated over the poses the node read: at least the straight line, at most the
+    # path Gazebo drove (a loaded host makes the controller overshoot and come back).
     with gazebo.lock:
-        pose = gazebo.pose
-    # Converged where the sim parks: across the table's east edge, facing the cup
-    # (tolerance 0.05 m / 0.05 rad, plus what the last command moved before the stop arrived).
-    assert pose.distance_to(2.05 + 0.35 + 0.44, 3.1) <= 0.08
-    assert abs(math.remainder(pose.yaw - math.pi, 2 * math.pi)) <= 0.1
-    assert (result.final_x, result.final_y) == pytest.approx((pose.x, pose.y), abs=0.05)
-    assert result.distance_travelled_m == pytest.approx(1.16, abs=0.1)
+        driven = [start, *gazebo.published[first_published:]]
+    path_m = sum(a.distance_to(b.x, b.y) for a, b in itertools.pairwise(driven))
+    straight_m = math.hypot(result.final_x - start.x, result.final_y - start.y)
+    assert straight_m - 0.01 <= result.distance_travelled_m <= path_m + 0.01, (straight_m, path_m)
+    assert straight_m == pytest.approx(1.16, abs=0.1)
     assert feedback and feedback[-1].feedback.progress > 0.5
     verdict = client.judge("navigate_to")  # the sim evaluator, on Gazebo's ground truth
     assert verdict.ok, verdict.reason
@@ -440,13 +471,12 @@ def test_the_lidar_stops_a_drive_into_an_obstacle(world: tuple[FakeGazebo, Clien
     assert status == GoalStatus.STATUS_ABORTED
     assert result.message == "path blocked by an obstacle 0.21 m ahead of the base (lidar)"
     assert gazebo.wait(lambda: gazebo.twist == (0.0, 0.0)), "the base was not stopped"
-    with gazebo.lock:
-        pose = gazebo.pose
-    # Only odometry was published: the node composed it onto the spawn pose. Tolerance:
-    # what the last command turned before the stop arrived (as in the drive test above);
-    # a frame error would be off by a right angle or more.
-    assert (result.final_x, result.final_y) == pytest.approx((pose.x, pose.y), abs=0.05)
-    assert abs(math.remainder(result.final_yaw - pose.yaw, 2 * math.pi)) <= 0.1
+    # Only odometry was published: the node composed it onto the spawn pose, so the pose it
+    # reports is one the world was at. Compared with the published poses, not with the pose
+    # after the stop: that one adds what the last command turned before the stop arrived
+    # (0.28 rad on a loaded CI host). A frame error would be off by a right angle or more.
+    metres, radians = gazebo.distance_to_published(result.final_x, result.final_y, result.final_yaw)
+    assert metres <= 0.01 and radians <= 0.01, (metres, radians)
 
 
 @pytest.mark.parametrize(
