@@ -413,3 +413,21 @@ def test_sigterm_ends_a_run_through_its_finally_blocks(tmp_path: Path) -> None:
     finally:
         child.kill()
     assert marker.read_text() == "children stopped"
+
+
+def test_nobody_answers_a_question_in_the_eval_and_a_local_model_gets_the_eval_time_limit(
+    tmp_path: Path,
+) -> None:
+    from harness_ros.config import load_config
+    from harness_ros_sim.ros.eval_runner import EvalOptions, EvalRunner
+
+    scripted = EvalRunner(EvalOptions(workdir=tmp_path))._node_parameters()
+    local = EvalRunner(
+        EvalOptions(workdir=tmp_path, model="local/1.5b", task_timeout_s=900)
+    )._node_parameters()
+    # Two minutes per unanswered question was most of a failing episode with the local model.
+    assert scripted == {"operator.answer_timeout_s": "5"}
+    assert local == {"operator.answer_timeout_s": "5", "harness.task_timeout_s": "840"}
+    # The keys are the config's own fields, so the node's parameters set them.
+    config = load_config(Path(__file__).parents[1] / "config" / "sim.yaml")
+    assert config.operator.answer_timeout_s > 5 and config.harness.task_timeout_s > 0

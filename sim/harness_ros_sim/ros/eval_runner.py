@@ -77,6 +77,7 @@ _STATE_WAIT_S = 5.0
 _GRAPH_WAIT_S = 15.0
 _CANCEL_GRACE_S = 15.0
 _MAX_EPISODES = 500
+_NOBODY_ANSWERS_S = 5.0
 
 
 def default_workdir() -> Path:
@@ -274,13 +275,16 @@ class EvalRunner:
         assert self.options.task_timeout_s is not None  # resolved in __init__
         return self.options.task_timeout_s
 
-    def _local_parameters(self) -> dict[str, str]:
+    def _node_parameters(self) -> dict[str, str]:
+        # Nobody answers in the eval: a question the model puts is told "no answer" after a few
+        # seconds instead of the two minutes an operator gets (run G spent 120 s on each).
+        parameters = {"operator.answer_timeout_s": f"{_NOBODY_ANSWERS_S:g}"}
         # With a local model the node's own wall-time limit (config/sim.yaml: 300 s, five
         # decisions of the 1.5B on two cores) must not end a task before the eval's limit
         # does; it ends it a minute before, as an honest "limit reached" outcome.
-        if not is_local(self.options.model):
-            return {}
-        return {"harness.task_timeout_s": f"{max(60.0, self.task_timeout_s - 60.0):g}"}
+        if is_local(self.options.model):
+            parameters["harness.task_timeout_s"] = f"{max(60.0, self.task_timeout_s - 60.0):g}"
+        return parameters
 
     def _check_options(self) -> None:
         options = self.options
@@ -340,7 +344,7 @@ class EvalRunner:
             runs=runs,
             model=self.options.model,
             api_base=self.options.api_base,
-            parameters={"model.record_file": str(record), **self._local_parameters()},
+            parameters={"model.record_file": str(record), **self._node_parameters()},
         )
         self.node = ChildProcess(
             f"harness node ({label})", command, self.env, self.logs / f"node-{label}.log"
