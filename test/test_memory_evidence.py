@@ -71,6 +71,23 @@ def test_a_lesson_bound_to_a_failed_call_names_its_values() -> None:
     assert bound_to_call("Grasp mugs by the handle.", {"object_id": "mug"}) == "Grasp mugs by the handle."
 
 
+def test_the_step_to_take_first_is_worded_for_a_task_that_has_not_called_the_tool() -> None:
+    from harness_ros.memory.evidence import bound_to_call, step_ahead
+
+    [lesson] = recovery_lessons(REACH, TOOLS)
+    ahead = step_ahead(lesson.text)
+    assert ahead is not None
+    assert ahead.text == (
+        "Before a pick_object, first navigate_to with target = the object_id you will give pick_object."
+    )
+    assert ahead.first_call == "navigate_to"
+    # A decimal point does not end the sentence, here or where a bound lesson drops it.
+    decimal = "After x: drive, then grasp again succeeded. Before a grasp, first drive with standoff_m = 0.5."
+    assert step_ahead(decimal) == type(ahead)("Before a grasp, first drive with standoff_m = 0.5.", "drive")
+    assert bound_to_call(decimal, {}) == "After x: drive, then grasp again succeeded."
+    assert step_ahead("Grasp mugs by the handle.") is None
+
+
 def test_a_fix_not_tied_to_the_failed_call_is_no_step_to_take_first() -> None:
     events = [
         event(1, "pick_object", {"object_id": "red_cup"}, fail="object out of reach: 0.96 m > 0.75 m"),

@@ -509,6 +509,30 @@ def test_what_is_left_of_a_lesson_ends_at_the_failed_tool(tmp_path: Path) -> Non
     )
 
 
+def test_a_lessons_step_to_take_first_comes_last_until_the_task_takes_it(tmp_path: Path) -> None:
+    # In a tool's description the step changed no first call of the 1.5B (run G).
+    grasp, drive = _grasp_once_out_of_reach_and_drive()
+    lesson = (
+        'After "object out of reach": drive with target = the failed call\'s object_id, then grasp '
+        "again succeeded. Before a grasp, first drive with target = its object_id."
+    )
+    memory = _memory_with_grasp_lessons(tmp_path, lesson)
+    drive_there = reply(call("drive", target="red_cup"))
+    model = _ServedHereModel([drive_there, reply(call("grasp", object_id="red_cup")), final("ok")])
+    run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
+    assert model.requests[0][-1] == {
+        "role": "user",
+        "content": "From your experience in earlier tasks:\n"
+        "Before a grasp, first drive with target = the object_id you will give grasp.",
+    }
+    # Taken (the drive ran): gone, and never stored in the history.
+    assert not any("From your experience" in str(m["content"]) for r in model.requests[1:] for m in r)
+    # A hosted model reads the ledger in the tool description; no note for it.
+    hosted = ScriptedModel([drive_there, final("ok")])
+    run_all(Harness(model=hosted, tools=[grasp, drive], memory=_memory_with_grasp_lessons(tmp_path, lesson)))
+    assert "From your experience" not in str(hosted.requests[0][-1]["content"])
+
+
 def test_the_failure_note_counts_the_same_failed_call() -> None:
     # The 1.5B drove to the same surface and made the same failed pick six times.
     from harness_ros.tools import failure, tool

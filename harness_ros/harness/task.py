@@ -44,7 +44,7 @@ from harness_ros.context import (
 from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
 from harness_ros.harness.calls import CallOutcome, skill_hint, skill_named
-from harness_ros.memory.evidence import bound_to_call
+from harness_ros.memory.evidence import bound_to_call, step_ahead
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
 from harness_ros.model.markers import cut_harness_echo
 from harness_ros.model.text_calls import not_offered_name
@@ -238,7 +238,7 @@ class TaskRunner:
             if end is not None:
                 return end
             messages = builder.messages(obs_message)
-            focus = self._failure_focus()
+            focus = self._failure_focus() or self._ahead_focus()
             if focus is not None:
                 messages.append(focus)
             try:
@@ -610,6 +610,28 @@ class TaskRunner:
             if first is not None:
                 lines.append(f"Its first call: {first}.")
         return {"role": "user", "content": "\n".join(lines)}
+
+    def _ahead_focus(self) -> Message | None:
+        """Before a task has called a robot tool whose ledger says what to do first, that
+        step as the last words before a decision, until the task takes it or calls the tool.
+
+        In the tool's description the step changed no first call of the 1.5B: every task of
+        run G's memory-on arm drove to a surface first, and "move X from A over to B" drove
+        to B; the lesson came into play only after the pick there had failed."""
+        if not getattr(self._h.model, "stops_at_harness_text", False) or self._h.memory is None:
+            return None
+        called = {s.tool for s in self._fold.trajectory.steps if not s.refused}
+        lines: list[str] = []
+        for name in self._h.registry.names():
+            if name in called or not self._is_physical(name):
+                continue
+            for lesson in self._ledger_failures(name):
+                ahead = step_ahead(lesson)
+                if ahead is not None and ahead.first_call not in called and ahead.text not in lines:
+                    lines.append(ahead.text)
+        if not lines:
+            return None
+        return {"role": "user", "content": "\n".join(["From your experience in earlier tasks:", *lines])}
 
     @staticmethod
     def _failure_clause(step: TrajectoryStep) -> str:

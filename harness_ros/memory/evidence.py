@@ -22,7 +22,14 @@ from harness_ros.memory.contracts import MemoryConsolidation, ToolExperienceEntr
 from harness_ros.trajectory import TrajectoryStep, as_step
 from harness_ros.trajectory.reasons import failure_phrases, failure_reason
 
-__all__ = ["READ_ONLY_TOOLS", "bound_to_call", "recovery_lessons", "with_recovery_lessons"]
+__all__ = [
+    "READ_ONLY_TOOLS",
+    "StepAhead",
+    "bound_to_call",
+    "recovery_lessons",
+    "step_ahead",
+    "with_recovery_lessons",
+]
 
 READ_ONLY_TOOLS = frozenset({"load_skill", "load_skill_resource", "ask_operator", "notify_operator"})
 """Built-in calls that change nothing on the robot: not part of what fixed a failure."""
@@ -59,7 +66,8 @@ def _ahead(between: Sequence[TrajectoryStep], failed: TrajectoryStep) -> str:
     return f" Before a {failed.tool}, first {fix}."
 
 
-_AHEAD = re.compile(r"\s*Before an? [\w.-]+, first [^.]*\.")
+# A sentence ends at a full stop that is not a decimal point ("standoff_m = 0.5").
+_AHEAD = re.compile(r"\s*Before an? [\w.-]+, first (?:[^.]|\.\d)*\.")
 _REUSED = re.compile(r"\b(?:the failed call's|its) ([A-Za-z_][\w-]*)")
 
 
@@ -78,6 +86,32 @@ def bound_to_call(lesson: str, arguments: Mapping[str, Any]) -> str:
         return found.group(0)
 
     return _REUSED.sub(value, _AHEAD.sub("", lesson))
+
+
+@dataclasses.dataclass(frozen=True)
+class StepAhead:
+    """A lesson's step to take before a tool's first call, worded for a task that has not
+    called the tool yet: ``first_call`` is the tool the step starts with."""
+
+    text: str
+    first_call: str
+
+
+_AHEAD_PARTS = re.compile(r"Before an? ([\w.-]+), first (([\w.-]+)(?:[^.]|\.\d)*)\.")
+
+
+def step_ahead(lesson: str) -> StepAhead | None:
+    """The lesson's "Before a <tool>, first <fix>." with the arguments it reuses named as
+    those the coming call will get: "target = the object_id you will give pick_object".
+
+    In a tool's description the step never changed a first call: all ten first calls of
+    run G's memory-on arm drove to a surface (BENCHMARKS.md section 9)."""
+    found = _AHEAD_PARTS.search(lesson)
+    if found is None:
+        return None
+    tool, fix, first = found.group(1), found.group(2), found.group(3)
+    fix = _REUSED.sub(lambda m: f"the {m.group(1)} you will give {tool}", fix)
+    return StepAhead(f"Before a {tool}, first {fix}.", first)
 
 
 def recovery_lessons(
