@@ -3,7 +3,8 @@
 Runs a seeded suite of fetch tasks in the simulated apartment (objects out of reach
 or out of view from the usual standoff, slippery grasps, paths that need a waypoint,
 plain control tasks) twice: with memory carried across the episodes and with a fresh
-memory every episode. Success is checked on the sim's ground truth. Writes eval.json,
+memory every episode. Nobody answers the model's questions (ask_operator): it is told so
+after 5 s. Success is checked on the sim's ground truth. Writes eval.json,
 eval.md, pick_failures.png, the run folders with HTML reports, and prints a table.
 
 Without --model or HARNESS_MODEL the scripted demo policy decides: it checks the
