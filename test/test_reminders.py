@@ -533,6 +533,48 @@ def test_a_lessons_step_to_take_first_comes_last_until_the_task_takes_it(tmp_pat
     assert "From your experience" not in str(hosted.requests[0][-1]["content"])
 
 
+def test_one_tools_step_to_take_first_at_a_time_in_the_order_the_tools_are_offered(tmp_path: Path) -> None:
+    # With both steps at the first decision the 1.5B drove to the place's surface.
+    from harness_ros.tools import tool
+
+    grasp, drive = _grasp_once_out_of_reach_and_drive()
+
+    @tool(description="Put the held object down.", physical=True)
+    def put(surface_id: str) -> dict[str, Any]:
+        return {"success": True, "message": f"on {surface_id}"}
+
+    memory = _memory_with_grasp_lessons(
+        tmp_path,
+        "After x: drive, then grasp again succeeded. "
+        "Before a grasp, first drive with target = its object_id.",
+    )
+    (tmp_path / "memory" / "tool_experience" / "put.md").write_text(
+        "# Tool Experience: put\n\n## Success\n\n## Failure\n"
+        "- After y: drive, then put again succeeded. "
+        "Before a put, first drive with target = its surface_id.\n"
+    )
+    script = [
+        reply(call("drive", target="cup")),
+        reply(call("grasp", object_id="cup")),  # fails (out of reach): the failure note instead
+        reply(call("grasp", object_id="cup")),
+        reply(call("drive", target="shelf")),
+        reply(call("put", surface_id="shelf")),
+        final("ok"),
+    ]
+    model = _ServedHereModel(script)
+    run_all(Harness(model=model, tools=[grasp, put, drive], memory=memory))
+    last = [str(request[-1]["content"]) for request in model.requests]
+    assert last[0].splitlines()[1:] == [
+        "Before a grasp, first drive with target = the object_id you will give grasp."
+    ]
+    assert "From your experience" not in last[1]  # the drive ran: taken
+    assert last[2].startswith("Your last grasp call")
+    assert last[3].splitlines()[1:] == [
+        "Before a put, first drive with target = the surface_id you will give put."
+    ]
+    assert "From your experience" not in last[4] and "From your experience" not in last[5]
+
+
 def test_the_failure_note_counts_the_same_failed_call() -> None:
     # The 1.5B drove to the same surface and made the same failed pick six times.
     from harness_ros.tools import failure, tool

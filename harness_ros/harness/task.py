@@ -612,26 +612,32 @@ class TaskRunner:
         return {"role": "user", "content": "\n".join(lines)}
 
     def _ahead_focus(self) -> Message | None:
-        """Before a task has called a robot tool whose ledger says what to do first, that
-        step as the last words before a decision, until the task takes it or calls the tool.
+        """The step to take first that a robot tool's ledger gives, as the last words before a
+        decision: for the first tool, in the order they are offered, that the task has not
+        called yet and whose ledger has one, until the task takes that step's first call.
 
         In the tool's description the step changed no first call of the 1.5B: every task of
         run G's memory-on arm drove to a surface first, and "move X from A over to B" drove
-        to B; the lesson came into play only after the pick there had failed."""
+        to B; the lesson came into play only after the pick there had failed. One tool's
+        step at a time: with pick_object's and place_object's both at the first decision,
+        the 1.5B drove to the place's surface (two eval instructions of four, BENCHMARKS.md
+        section 9)."""
         if not getattr(self._h.model, "stops_at_harness_text", False) or self._h.memory is None:
             return None
-        called = {s.tool for s in self._fold.trajectory.steps if not s.refused}
-        lines: list[str] = []
+        physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
+        called = {s.tool for s in physical}
+        last = physical[-1].tool if physical else None
         for name in self._h.registry.names():
             if name in called or not self._is_physical(name):
                 continue
-            for lesson in self._ledger_failures(name):
-                ahead = step_ahead(lesson)
-                if ahead is not None and ahead.first_call not in called and ahead.text not in lines:
-                    lines.append(ahead.text)
-        if not lines:
-            return None
-        return {"role": "user", "content": "\n".join(["From your experience in earlier tasks:", *lines])}
+            steps = [found for lesson in self._ledger_failures(name) if (found := step_ahead(lesson))]
+            if not steps:
+                continue
+            if last == steps[0].first_call:
+                return None  # taken: what comes next is the tool itself
+            lines = list(dict.fromkeys(found.text for found in steps))
+            return {"role": "user", "content": "\n".join(["From your experience in earlier tasks:", *lines])}
+        return None
 
     @staticmethod
     def _failure_clause(step: TrajectoryStep) -> str:
