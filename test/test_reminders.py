@@ -353,9 +353,13 @@ def test_the_loaded_skill_called_again_is_refused_not_loaded_again(tmp_path: Pat
     refused = results[1].data["result"]
     assert refused["success"] is False and "is the loaded skill, not a tool" in refused["reason"]
     assert "call load_skill" not in refused["reason"]
-    # The same call written as text gets a reminder saying so, not a second load.
+    # The same call written as text gets a reminder saying so, not a second load, and without
+    # the skill's name (the 1.5B wrote the name it read last back three times, run H), with
+    # the tools its steps name.
     (reminder,) = of(events, EventType.REMINDER)
-    assert "is the loaded skill, not a tool" in str(model.requests[3][-1]["content"])
+    note = str(model.requests[3][-1]["content"])
+    assert "that call named the loaded skill, not a tool; its steps are in your context: call a tool" in note
+    assert "recover-failed-grasp" not in note
     assert reminder.data["reminder"] == 1
 
 
@@ -674,3 +678,20 @@ def test_with_the_first_step_of_the_fix_done_the_note_says_what_is_left(tmp_path
     assert left_of("drive to it, then grasp again", tools, []) == []  # no progress: the item says it
     assert left_of("grasp again, unchanged", tools, ["drive"]) == []
     assert left_of("drive-by then grasp", tools, ["drive"]) == []  # a word, not the tool
+
+
+def test_the_loaded_skill_written_as_a_call_is_answered_with_the_tools_its_steps_name() -> None:
+    from harness_ros.harness.task import _with_skill_hints
+
+    problem = "'tidy-surface' is not an offered tool (offered: navigate_to, place_object)"
+    assert _with_skill_hints(
+        [problem], ["tidy-surface", "fetch-object"], "tidy-surface", ["navigate_to"]
+    ) == [
+        "that call named the loaded skill, not a tool; its steps are in your context: call a tool they "
+        "name: navigate_to"
+    ]
+    # A skill that is not loaded: the problem, then how to load it.
+    assert _with_skill_hints([problem], ["tidy-surface"], None) == [
+        problem,
+        "'tidy-surface' is a skill, not a tool: call load_skill with name 'tidy-surface' to read it",
+    ]

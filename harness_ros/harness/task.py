@@ -424,11 +424,13 @@ class TaskRunner:
             )
         skills = self._h.skills.names if self._h.skills is not None else ()
         loaded = _loaded_name(self._h.skill_session)
+        offered = [str(d["function"]["name"]) for d in builder.tools() or []]
+        session = self._h.skill_session
+        body = session.loaded_skill.body if session is not None and session.loaded_skill is not None else ""
         problems = [
-            *_with_skill_hints(reply.text_call_problems, skills, loaded),
+            *_with_skill_hints(reply.text_call_problems, skills, loaded, named_calls(body, offered)),
             *_skills_named_in(text, skills, loaded),
         ]
-        offered = [str(d["function"]["name"]) for d in builder.tools() or []]
         note = reminder_text(
             problems, self._text_replies, limit, call_format=offered if self._calls_as_text else None
         )
@@ -794,12 +796,25 @@ def _loaded_name(session: SkillSession | None) -> str | None:
     return session.loaded_name if session is not None else None
 
 
-def _with_skill_hints(problems: Sequence[str], skill_names: Sequence[str], loaded: str | None) -> list[str]:
-    """Each text-call problem, a skill called as a tool followed by how to load it."""
+def _with_skill_hints(
+    problems: Sequence[str], skill_names: Sequence[str], loaded: str | None, loaded_calls: Sequence[str] = ()
+) -> list[str]:
+    """Each text-call problem, a skill called as a tool followed by how to load it.
+
+    The loaded skill written as a call is said without its name, with the tools its steps
+    name: told "'tidy-surface' is the loaded skill, not a tool", the 1.5B, its decision
+    started as a call, wrote the same call three times and the task ended (run H); a note
+    that named a skill last got that name back before (run E)."""
     out = []
     for problem in problems:
-        out.append(problem)
         name = not_offered_name(problem)
+        if name is not None and loaded is not None and skill_named(name, [loaded]) is not None:
+            tools = f"call a tool they name: {', '.join(loaded_calls)}" if loaded_calls else "call a tool"
+            out.append(
+                f"that call named the loaded skill, not a tool; its steps are in your context: {tools}"
+            )
+            continue
+        out.append(problem)
         hint = skill_hint(name, skill_names, loaded) if name is not None else None
         if hint:
             out.append(hint)
@@ -840,7 +855,9 @@ def _skills_named_in(text: str, skill_names: Sequence[str], loaded: str | None) 
     """How to load each skill a prose reply names (the 1.5B wrote "you can use the
     `recover-failed-grasp` tool to try again" instead of loading it)."""
     folded = text.lower().replace("_", "-")
-    hints = (skill_hint(skill, skill_names, loaded) for skill in skill_names if skill.lower() in folded)
+    # Not the loaded one: its body is in context, and its name read last came back as a call.
+    named = (skill for skill in skill_names if skill.lower() in folded and skill != loaded)
+    hints = (skill_hint(skill, skill_names, loaded) for skill in named)
     return [hint for hint in hints if hint]
 
 
