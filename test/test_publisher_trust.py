@@ -2,8 +2,11 @@
 
 A CLI that starts while discovery is partial can see one endpoint under the harness
 node's name, pin it, and see a second one only later. The endpoint pinned first may be
-the impostor's. The graph here is a stand-in whose answers the test sets step by step,
-so the order of discovery is chosen instead of hoped for; the process-level case is
+the impostor's. And the graph shows an endpoint before it knows its node: rmw_dds_common
+names it ``_NODE_NAME_UNKNOWN_`` until the participant's discovery info arrives (CI once
+believed an impostor's forged ``done`` while the real node's endpoint was unnamed). The
+graph here is a stand-in whose answers the test sets step by step, so the order of
+discovery is chosen instead of hoped for; the process-level case is
 test_forged_events.py::test_an_impostor_with_the_node_name_makes_the_events_untrusted.
 """
 
@@ -15,9 +18,10 @@ from typing import Any
 import pytest
 
 from harness_ros.errors import AmbiguousPublisherError
-from harness_ros.ros.publisher_trust import NodePublisher
+from harness_ros.ros.publisher_trust import ATTRIBUTION_WAIT_S, NodePublisher, Verdict
 
-IMPOSTOR, REAL = b"\x01" * 16, b"\x02" * 16
+IMPOSTOR, REAL, OTHER = b"\x01" * 16, b"\x02" * 16, b"\x03" * 16
+UNKNOWN = ("_NODE_NAMESPACE_UNKNOWN_", "_NODE_NAME_UNKNOWN_")
 
 
 @dataclass
@@ -25,6 +29,11 @@ class Endpoint:
     endpoint_gid: bytes
     node_name: str = "harness"
     node_namespace: str = "/"
+
+
+def unnamed(gid: bytes) -> Endpoint:
+    """An endpoint the graph knows before it knows its node (as rmw_dds_common shows it)."""
+    return Endpoint(gid, node_namespace=UNKNOWN[0], node_name=UNKNOWN[1])
 
 
 @dataclass
@@ -45,21 +54,130 @@ def test_an_impostor_pinned_before_the_real_node_was_discovered_is_not_believed(
     assert source.resolve() and source.pinned == IMPOSTOR
     graph.publishers.append(Endpoint(REAL))  # and the real node a moment later
     # the impostor's forged "done" arrives: its endpoint is on the graph, and so is a second one
-    assert not source.accepts(message_from(IMPOSTOR))
+    assert source.judge(message_from(IMPOSTOR)) is Verdict.FOREIGN
     assert source.ambiguous is not None and "2 publishers on /harness/events claim" in source.ambiguous
     with pytest.raises(AmbiguousPublisherError, match="DDS Security"):
         source.raise_if_ambiguous()
     # once ambiguous, nothing is trusted again, whoever sends
-    assert not source.accepts(message_from(REAL))
+    assert source.judge(message_from(REAL)) is Verdict.FOREIGN
 
 
 def test_the_pinned_endpoint_alone_is_believed_and_a_late_second_claimant_is_found_on_recheck() -> None:
-    graph = Graph([Endpoint(REAL), Endpoint(b"\x03" * 16, node_name="forger")])
+    graph = Graph([Endpoint(REAL), Endpoint(OTHER, node_name="forger")])
     source = NodePublisher(graph, "/harness/events", "/harness")
     assert source.resolve()
-    assert source.accepts(message_from(REAL))
-    assert not source.accepts(message_from(b"\x03" * 16))  # another node's publisher
+    assert source.judge(message_from(REAL)) is Verdict.TRUSTED
+    assert source.judge(message_from(OTHER)) is Verdict.FOREIGN  # another node's publisher
     source.raise_if_ambiguous(recheck=True)  # one claimant: nothing raised
     graph.publishers.append(Endpoint(IMPOSTOR))
     with pytest.raises(AmbiguousPublisherError):
         source.raise_if_ambiguous(recheck=True)
+
+
+def test_nothing_is_pinned_while_an_endpoint_on_the_topic_has_no_node_name() -> None:
+    # The CI failure's graph: the impostor named, the real node's endpoint not yet
+    graph = Graph([Endpoint(IMPOSTOR), unnamed(REAL)])
+    source = NodePublisher(graph, "/harness/events", "/harness")
+    assert not source.resolve() and source.pinned is None
+    assert source.unnamed() == 1
+    graph.publishers[1] = Endpoint(REAL)  # its discovery info arrives
+    with pytest.raises(AmbiguousPublisherError, match="2 publishers on /harness/events claim"):
+        source.resolve()
+
+
+def test_a_pinned_impostors_done_waits_while_the_real_nodes_endpoint_is_unnamed() -> None:
+    graph = Graph([Endpoint(IMPOSTOR)])  # the real node not discovered at all yet
+    source = NodePublisher(graph, "/harness/events", "/harness")
+    assert source.resolve() and source.pinned == IMPOSTOR
+    graph.publishers.append(unnamed(REAL))
+    forged_done = message_from(IMPOSTOR)
+    assert source.judge(forged_done) is Verdict.UNDECIDED
+    assert source.judge(message_from(REAL)) is Verdict.UNDECIDED  # its task_started, unnamed
+    assert source.foreign_messages == 0 and source.ambiguous is None
+    graph.publishers[1] = Endpoint(REAL)
+    assert source.judge(forged_done) is Verdict.FOREIGN
+    with pytest.raises(AmbiguousPublisherError, match="DDS Security"):
+        source.raise_if_ambiguous()
+
+
+def test_the_real_nodes_message_before_its_name_is_trusted_once_named() -> None:
+    graph = Graph([Endpoint(REAL)])
+    source = NodePublisher(graph, "/harness/events", "/harness")
+    assert source.resolve()
+    graph.publishers.append(unnamed(OTHER))  # some participant, not named yet
+    assert source.judge(message_from(REAL)) is Verdict.UNDECIDED
+    assert source.judge(message_from(OTHER)) is Verdict.UNDECIDED
+    graph.publishers[1] = Endpoint(OTHER, node_name="rviz")
+    assert source.judge(message_from(REAL)) is Verdict.TRUSTED
+    assert source.judge(message_from(OTHER)) is Verdict.FOREIGN
+    assert source.describe_dropped() is not None and "1 message(s)" in str(source.describe_dropped())
+
+
+def test_an_endpoint_that_stays_unnamed_fails_closed_and_one_that_left_is_foreign() -> None:
+    graph = Graph([Endpoint(REAL), unnamed(OTHER)])
+    source = NodePublisher(graph, "/harness/events", "/harness")
+    source.pinned = REAL  # pinned before the unnamed endpoint appeared
+    late = ATTRIBUTION_WAIT_S + 0.5
+    with pytest.raises(AmbiguousPublisherError, match=r"no ROS node name after 10\.5 s"):
+        source.judge(message_from(REAL), waited_s=late)
+    with pytest.raises(AmbiguousPublisherError, match="no ROS node name"):
+        source.judge(message_from(OTHER), waited_s=late)
+    graph.publishers.pop()  # the unnamed sender left the graph: it was not the pinned endpoint
+    assert source.judge(message_from(OTHER), waited_s=late) is Verdict.FOREIGN
+    assert source.judge(message_from(REAL)) is Verdict.TRUSTED
+    # the pinned endpoint leaving (its name goes first) still has its last messages believed
+    graph.publishers[0] = unnamed(REAL)
+    assert source.judge(message_from(REAL)) is Verdict.TRUSTED
+
+
+def test_a_message_without_a_publisher_gid_is_foreign() -> None:
+    source = NodePublisher(Graph([Endpoint(REAL)]), "/harness/events", "/harness")
+    assert source.resolve()
+    assert source.judge({}) is Verdict.FOREIGN
+
+
+@pytest.mark.ros
+def test_the_task_client_holds_events_until_the_graph_names_their_sender(ros_env: dict[str, str]) -> None:
+    # The CI failure, replayed in order: the real node's task_started arrives while its
+    # endpoint is unnamed, then the pinned impostor's forged done. The client must follow
+    # neither until the graph names both, and then trust neither.
+    import json
+
+    from std_msgs.msg import String
+
+    from harness_ros.ros.task_client import TaskClient
+
+    graph = Graph([Endpoint(IMPOSTOR)])
+    with TaskClient("/harness", domain_id=int(ros_env["ROS_DOMAIN_ID"])) as client:
+        client._source = NodePublisher(graph, "/harness/events", "/harness")
+        assert client._source.resolve()
+        client._task_id = "task-1"
+        graph.publishers.append(unnamed(REAL))
+        started = {"type": "task_started", "task_id": "task-1", "data": {}}
+        succeeded = {"status": "completed", "outcome": "succeeded"}
+        forged = {"type": "done", "task_id": "task-1", "data": succeeded}
+        client._on_event(String(data=json.dumps(started)), message_from(REAL))
+        client._on_event(String(data=json.dumps(forged)), message_from(IMPOSTOR))
+        client._judge_held()
+        assert not client.is_task_started() and client.get_result().data == {}
+        graph.publishers[1] = Endpoint(REAL)  # its discovery info arrives
+        with pytest.raises(AmbiguousPublisherError, match="2 publishers on /harness/events claim"):
+            client.is_task_complete()
+        assert client.get_result().data == {}, "the forged done was followed"
+
+        # the real node alone, named only after its first two events arrived: followed in order
+        graph.publishers[:] = [unnamed(REAL)]
+        client._source = NodePublisher(graph, "/harness/events", "/harness")
+        client._source.pinned = REAL
+        graph.publishers.append(unnamed(OTHER))
+        client._held, client._end, client._events = [], None, []
+        done = {"type": "done", "task_id": "task-1", "data": {"status": "completed", "outcome": "failed"}}
+        client._on_event(String(data=json.dumps(started)), message_from(REAL))
+        client._on_event(String(data=json.dumps(done)), message_from(REAL))
+        client._judge_held()
+        assert client.get_result().data == {}
+        graph.publishers[:] = [Endpoint(REAL), Endpoint(OTHER, node_name="rviz")]
+        assert client.is_task_complete()
+        result = client.get_result()
+    assert [e["type"] for e in result.events] == ["task_started", "done"]
+    assert result.outcome == "failed"

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from harness_ros.errors import HarnessError
+from harness_ros.errors import AmbiguousPublisherError, HarnessError
 from harness_ros.terminal import terminal_safe
 
 __all__ = ["LatchedTopicClient", "latched_session"]
@@ -122,6 +122,8 @@ class LatchedTopicClient:
         Raises ``AmbiguousPublisherError`` when several publishers claim the node's name.
         """
         if not self.spin_until(self.source.resolve):
+            if self.source.claimants() and self.source.unnamed():
+                raise AmbiguousPublisherError(self.source.unnamed_reason(self.timeout_s))
             raise HarnessError(
                 f"no harness node publishes {self.topic!r} within {self.timeout_s:g} s ({hint})"
             )
@@ -134,13 +136,17 @@ class LatchedTopicClient:
             # Every publisher the graph shows has had its latched samples delivered, or
             # UNHEARD_WAIT_S passed: one without any (nothing pending) must not hold the
             # listing up, but a slow participant's samples must not be missed either.
+            # An endpoint without a node name yet may be a second claimant: wait for its name.
             endpoints = self.node.get_publishers_info_by_topic(self.topic)
             visible = {bytes(info.endpoint_gid) for info in endpoints}
-            return visible <= set(self._by_publisher) or now - start > UNHEARD_WAIT_S
+            heard = visible <= set(self._by_publisher) and not self.source.unnamed()
+            return heard or now - start > UNHEARD_WAIT_S
 
         self.spin_until(settled)
         # the pin may have come before discovery found a second endpoint claiming the name
         self.source.raise_if_ambiguous(recheck=True)
+        if self.source.unnamed():
+            raise AmbiguousPublisherError(self.source.unnamed_reason(time.monotonic() - start))
         foreign = self.foreign_count()
         if foreign:
             print(

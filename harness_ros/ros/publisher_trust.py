@@ -11,15 +11,42 @@ Node names are not unique in ROS 2: when more than one endpoint on the topic cla
 harness node's name, the CLI cannot tell the real one from an impostor and says so
 instead of trusting either. Only DDS Security (SROS2 permissions) can stop a
 participant from claiming the name (docs/robot.md, "Fleets and shared domains").
+
+The graph learns an endpoint before it learns whose it is: DDS discovery announces the
+endpoint, and the node that owns it comes later, in the participant's
+``ros_discovery_info`` (rmw_dds_common's graph cache shows ``_NODE_NAME_UNKNOWN_`` in
+between: about 80 ms on an idle host here, seconds on a loaded one, where an impostor's
+forged ``done`` was once believed in that window). An endpoint the graph cannot name yet
+may be a second claimant, so while one is on the topic nothing is pinned and no message
+is judged (``Verdict.UNDECIDED``); the client holds such messages and judges them again.
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from harness_ros.errors import AmbiguousPublisherError
 
-__all__ = ["AmbiguousPublisherError", "NodePublisher", "split_node_name"]
+__all__ = ["AmbiguousPublisherError", "NodePublisher", "Verdict", "split_node_name"]
+
+UNKNOWN_NODE_NAMES = frozenset({"", "_NODE_NAME_UNKNOWN_"})
+"""What the graph gives as an endpoint's node name before it knows the node
+(rmw_dds_common's graph cache; empty where an RMW gives nothing)."""
+
+ATTRIBUTION_WAIT_S = 10.0
+"""How long a message is held while the graph cannot name its sender's node (or another
+endpoint on the topic): far above the seconds a loaded host takes to exchange discovery."""
+
+
+class Verdict(enum.Enum):
+    TRUSTED = "trusted"
+    """From the pinned endpoint, the only one on the topic that claims the node's name."""
+    FOREIGN = "foreign"
+    """From another publisher: never an outcome, never shown."""
+    UNDECIDED = "undecided"
+    """The graph cannot say yet: the sender, or another endpoint on the topic, has no
+    node name so far. Judge the message again after spinning."""
 
 
 def split_node_name(fully_qualified: str) -> tuple[str, str]:
@@ -39,10 +66,11 @@ def publisher_gid(info: Any) -> bytes | None:
 class NodePublisher:
     """The one publisher endpoint of node ``publisher_node`` on ``topic``, as ``node`` sees the graph.
 
-    ``resolve()`` pins it once the graph shows exactly one such endpoint; ``accepts(info)``
-    is then true only for messages whose publisher GID is the pinned one. Another
-    endpoint claiming the same node name later never becomes trusted; it is counted in
-    ``impostors`` so the CLI can say so.
+    ``resolve()`` pins it once the graph names every endpoint on the topic and exactly one
+    of them is the node's; ``judge(info)`` then trusts only messages whose publisher GID is
+    the pinned one, while the graph still shows it alone under the node's name. Another
+    endpoint claiming the same node name later never becomes trusted: from then on nothing
+    is (``ambiguous``).
     """
 
     def __init__(self, node: Any, topic: str, publisher_node: str) -> None:
@@ -58,25 +86,38 @@ class NodePublisher:
         self.ambiguous: str | None = None
         """Why nothing is trusted any more: a second claimant showed up after the pin."""
 
+    def _endpoints(self) -> dict[bytes, tuple[str, str] | None]:
+        """Each publisher endpoint on the topic: its node (namespace, name), None while unnamed."""
+        endpoints: dict[bytes, tuple[str, str] | None] = {}
+        for info in self._node.get_publishers_info_by_topic(self.topic):
+            named = info.node_name not in UNKNOWN_NODE_NAMES
+            endpoints[bytes(info.endpoint_gid)] = (info.node_namespace, info.node_name) if named else None
+        return endpoints
+
+    def _is_claimant(self, owner: tuple[str, str] | None) -> bool:
+        return owner == (self._namespace, self._name)
+
     def claimants(self) -> list[bytes]:
         """GIDs of the topic's publisher endpoints whose node is ``publisher_node``."""
-        return [
-            bytes(info.endpoint_gid)
-            for info in self._node.get_publishers_info_by_topic(self.topic)
-            if info.node_name == self._name and info.node_namespace == self._namespace
-        ]
+        return [gid for gid, owner in self._endpoints().items() if self._is_claimant(owner)]
+
+    def unnamed(self) -> int:
+        """Publisher endpoints on the topic the graph has no node name for (yet)."""
+        return sum(owner is None for owner in self._endpoints().values())
 
     def resolve(self) -> bool:
-        """Pin the harness node's endpoint: True once pinned, False while the graph shows none.
+        """Pin the harness node's endpoint: True once pinned, False while the graph shows none
+        or still has an endpoint on the topic without a node name.
 
         Raises ``AmbiguousPublisherError`` when several endpoints claim the node's name.
         """
         if self.pinned is not None:
             return True
-        claimants = self.claimants()
+        endpoints = self._endpoints()
+        claimants = [gid for gid, owner in endpoints.items() if self._is_claimant(owner)]
         if len(claimants) > 1:
             raise AmbiguousPublisherError(self._ambiguity(len(claimants)))
-        if claimants:
+        if len(claimants) == 1 and None not in endpoints.values():
             self.pinned = claimants[0]
         return self.pinned is not None
 
@@ -92,23 +133,48 @@ class NodePublisher:
             "trusted (on a shared domain, use DDS Security: docs/robot.md, 'Fleets and shared domains')"
         )
 
-    def accepts(self, info: Any) -> bool:
-        """True when the message of ``info`` came from the pinned endpoint of the harness node
-        and the graph still shows that endpoint alone under the node's name.
+    def unnamed_reason(self, waited_s: float) -> str:
+        """Why a message stayed unjudged: an endpoint on the topic never got a node name."""
+        return (
+            f"a publisher on {self.topic} still has no ROS node name after {waited_s:.1f} s (a DDS "
+            "participant that is not a ROS node, or discovery that never finished): it may claim "
+            f"to be {self.publisher_node}, so no message is trusted (on a shared domain, use DDS "
+            "Security: docs/robot.md, 'Fleets and shared domains')"
+        )
 
-        The pin can come before discovery has found every participant: an impostor seen
-        first would be pinned, and the real node found later. A participant's messages only
-        arrive once its endpoint is discovered, so every message is checked against the graph
-        as it is then; with a second claimant nothing is trusted any more (``ambiguous``)."""
+    def judge(self, info: Any, *, waited_s: float = 0.0) -> Verdict:
+        """Whether the message of ``info`` came from the harness node's own endpoint.
+
+        Checked against the graph as it is now, for every message: the pin can come before
+        discovery has found every participant (an impostor seen first would be pinned, the
+        real node found later), and a participant's messages can arrive before the graph
+        names its endpoint's node. ``UNDECIDED`` then, until ``waited_s`` (how long the
+        message has been held) passes ``ATTRIBUTION_WAIT_S``: a sender that left the graph
+        unnamed is then ``FOREIGN``, and an endpoint that stays unnamed raises
+        ``AmbiguousPublisherError``. A second claimant makes every message ``FOREIGN`` from
+        then on (``ambiguous``)."""
         gid = publisher_gid(info)
-        claimants = self.claimants()
-        self._note_claimants(len(claimants))
-        if self.ambiguous is None and gid is not None and self.pinned is not None and gid == self.pinned:
-            return True
+        endpoints = self._endpoints()
+        self._note_claimants(sum(self._is_claimant(owner) for owner in endpoints.values()))
+        if self.ambiguous is None and gid is not None:
+            if gid == self.pinned:
+                # The pinned endpoint (even while it leaves the graph: its name goes first) is
+                # believed while no other endpoint on the topic may be a second claimant.
+                if not any(owner is None for other, owner in endpoints.items() if other != gid):
+                    return Verdict.TRUSTED
+                if waited_s <= ATTRIBUTION_WAIT_S:
+                    return Verdict.UNDECIDED
+                raise AmbiguousPublisherError(self.unnamed_reason(waited_s))
+            if endpoints.get(gid) is None:  # not on the graph yet, or its node not named yet
+                if waited_s <= ATTRIBUTION_WAIT_S:
+                    return Verdict.UNDECIDED
+                if gid in endpoints:
+                    raise AmbiguousPublisherError(self.unnamed_reason(waited_s))
+                # it left the graph unnamed: not the pinned endpoint, so not the node's
         self.foreign_messages += 1
-        if gid is not None and gid in set(claimants):
+        if gid is not None and gid != self.pinned and self._is_claimant(endpoints.get(gid)):
             self.impostors.add(gid)
-        return False
+        return Verdict.FOREIGN
 
     def raise_if_ambiguous(self, *, recheck: bool = False) -> None:
         """Raise ``AmbiguousPublisherError`` once a second claimant made the messages

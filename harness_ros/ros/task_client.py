@@ -17,7 +17,8 @@ What every user gets the same way:
   another participant publishes on ``~/events`` under the task's id is never recorded,
   never followed, never an outcome. The endpoint is pinned again for every task, so a
   harness node restarted between tasks (the eval does that) is followed, and several
-  endpoints claiming the node's name raise ``AmbiguousPublisherError``.
+  endpoints claiming the node's name raise ``AmbiguousPublisherError``. An event whose
+  sender the graph cannot name yet is held, with every later one, until it can.
 - **Cancel is addressed** (``~/cancel_task`` with the task's id): it never stops a task
   another client started since.
 """
@@ -31,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness_ros.errors import HarnessError
-from harness_ros.ros.publisher_trust import NodePublisher
+from harness_ros.ros.publisher_trust import NodePublisher, Verdict
 from harness_ros.task_api import TaskResult, cancel_message, instruction_message
 
 __all__ = ["TaskClient", "TaskResult"]
@@ -91,6 +92,8 @@ class TaskClient:
         self._source = NodePublisher(self.node, self._events_topic, self.harness_node)
         self._task_id: str | None = None
         self._events: list[dict[str, Any]] = []
+        self._held: list[tuple[float, dict[str, Any], Any]] = []
+        """This task's events the graph could not judge yet (when received, event, info)."""
         self._started = False
         self._end: dict[str, Any] | None = None
         self._on_task_event: EventCallback | None = None
@@ -119,9 +122,13 @@ class TaskClient:
             if time.monotonic() > deadline:
                 return False
             # A real wait: it returns as soon as a message or graph change is to be handled.
-            self._executor.spin_once(timeout_sec=_SPIN_S)
-            self._source.raise_if_ambiguous()
+            self._spin_once()
         return True
+
+    def _spin_once(self) -> None:
+        self._executor.spin_once(timeout_sec=_SPIN_S)
+        self._judge_held()
+        self._source.raise_if_ambiguous()
 
     # -------------------------------------------------------------- the graph
     def count_publishers(self, topic: str) -> int:
@@ -148,6 +155,11 @@ class TaskClient:
         # A fresh pin: the node may have been restarted since the last task (a new endpoint).
         self._source = NodePublisher(self.node, self._events_topic, self.harness_node)
         if not self.wait_for(self.is_connected, timeout_s, gone=gone):
+            if self._source.claimants() and self._source.unnamed():
+                raise HarnessError(
+                    f"the harness node {self.harness_node!r} is on the graph, but "
+                    f"{self._source.unnamed_reason(timeout_s)}"
+                )
             raise HarnessError(
                 f"no active harness node at {self.harness_node!r} after {timeout_s:g} s "
                 "(is it running and active, on the same ROS_DOMAIN_ID?)"
@@ -163,8 +175,24 @@ class TaskClient:
             return
         if not isinstance(event, dict) or event.get("task_id") != self._task_id:
             return
-        if not self._source.accepts(info):
-            return  # not the harness node's own publisher: never an outcome, never followed
+        # Judged after the spin, in the order received: the graph may not name the
+        # sender's node yet, and then this event waits with every later one.
+        self._held.append((time.monotonic(), event, info))
+
+    def _judge_held(self) -> None:
+        """Follow the held events the graph can judge now, in order; stop at the first it
+        cannot. Raises ``AmbiguousPublisherError`` as ``NodePublisher.judge`` does."""
+        while self._held:
+            received, event, info = self._held[0]
+            verdict = self._source.judge(info, waited_s=time.monotonic() - received)
+            if verdict is Verdict.UNDECIDED:
+                return
+            del self._held[0]
+            if verdict is Verdict.TRUSTED:
+                self._follow(event)
+            # FOREIGN: not the harness node's own publisher: never an outcome, never followed
+
+    def _follow(self, event: dict[str, Any]) -> None:
         if self._end is not None:
             return
         kind = event.get("type")
@@ -199,7 +227,7 @@ class TaskClient:
         never answered (``get_result`` says which). ``on_event`` sees each of its events."""
         self.wait_until_connected(connect_timeout_s, gone=gone)
         self._task_id = task_id or f"task-{uuid.uuid4().hex[:12]}"
-        self._events, self._started, self._end = [], False, None
+        self._events, self._held, self._started, self._end = [], [], False, None
         self._on_task_event = on_event
         message = self._string(data=instruction_message(instruction, self._task_id, new_session=new_session))
         for _ in range(SEND_ATTEMPTS):
@@ -214,8 +242,7 @@ class TaskClient:
     def is_task_complete(self) -> bool:
         """Spin once; True when the task ended (``done``) or was rejected."""
         if self._end is None:
-            self._executor.spin_once(timeout_sec=_SPIN_S)
-            self._source.raise_if_ambiguous()
+            self._spin_once()
         return self._end is not None
 
     def wait_until_complete(self, timeout_s: float, *, gone: Gone | None = None) -> bool:
