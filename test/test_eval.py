@@ -155,6 +155,17 @@ def test_episode_metrics_from_hand_made_events() -> None:
     assert metrics.decision_tokens == TokenCount(450, 16)
     assert metrics.task_elapsed_s == 12.5
     assert episode_metrics([]).status == "no done event"
+    assert dict(metrics.held_calls) == {}
+
+
+def test_a_call_held_by_its_ledgers_step_is_counted_as_held_not_as_a_call_or_a_failure() -> None:
+    held = _result("pick_object", False, refusal="held_by_experience", executed=False)
+    events = [*HAND_MADE_EVENTS[:-1], held, held, HAND_MADE_EVENTS[-1]]
+    metrics = episode_metrics(events)
+    assert dict(metrics.held_calls) == {"pick_object": 2}
+    assert dict(metrics.failed_calls) == {"pick_object": 2, "place_object": 1}  # as without them
+    assert dict(metrics.tool_calls) == {"navigate_to": 1, "pick_object": 2, "place_object": 1}
+    assert metrics.to_dict()["held_calls"] == {"pick_object": 2}
 
 
 def test_how_a_task_ended_and_what_it_taught_come_from_its_events() -> None:

@@ -164,3 +164,51 @@ def test_file_memory_writes_the_recovery_through_the_same_rules(tmp_path: Path) 
     config = MemoryConfig(dir=tmp_path / "off", recovery_lessons=False)
     off = FileMemory.from_config(config, consolidator=Silent(), tool_experience_summarizer=Silent())
     assert off.consolidate_trajectory(_trajectory(REACH), allowed_tools=TOOLS)["decisions"] == []
+
+
+def test_the_steps_calls_are_read_from_the_lesson_and_bound_to_a_coming_call() -> None:
+    from harness_ros.memory.evidence import StepCall, step_ahead
+    from harness_ros.trajectory import Trajectory
+
+    [lesson] = recovery_lessons(REACH, TOOLS)
+    ahead = step_ahead(lesson.text)
+    assert ahead is not None and ahead.tool == "pick_object"
+    assert ahead.calls == (StepCall("navigate_to", (("target", "object_id"),)),)
+    assert ahead.bound({"object_id": "red_cup"}) == [(ahead.calls[0], {"target": "red_cup"})]
+    assert ahead.bound({"surface_id": "shelf"}) is None  # the value it reuses is not there
+    assert ahead.text_for({"object_id": "red_cup"}) == (
+        'Before a pick_object, first navigate_to with target = "red_cup".'
+    )
+
+    def steps(*calls: tuple[str, dict[str, object]]) -> list[Any]:
+        trajectory = Trajectory.start("fetch", task_id="t")
+        for tool, arguments in calls:
+            trajectory = trajectory.with_step(tool, arguments, {"success": True}, None)
+        return list(trajectory.steps)
+
+    coming = {"object_id": "red_cup"}
+    assert ahead.taken(steps(("navigate_to", {"target": "red_cup"})), coming)
+    assert not ahead.taken(steps(("navigate_to", {"target": "kitchen_table"})), coming)
+    assert not ahead.taken(steps(("navigate_to", {"target": "red_cup"}), ("look", {})), coming)
+    assert not ahead.taken([], coming)
+
+    # several calls, values of their own (a number, a string with a comma): each is read
+    two = step_ahead(
+        "After x: y. Before a grasp, first drive with target = its object_id, standoff_m = 0.5, "
+        'then look with name = "left, low".'
+    )
+    assert two is not None
+    assert two.calls == (
+        StepCall("drive", (("target", "object_id"),), (("standoff_m", 0.5),)),
+        StepCall("look", (), (("name", "left, low"),)),
+    )
+    cup = {"object_id": "cup"}
+    assert two.taken(
+        steps(("drive", {"target": "cup", "standoff_m": 0.5}), ("look", {"name": "left, low"})), cup
+    )
+    assert not two.taken(
+        steps(("drive", {"target": "cup", "standoff_m": 0.9}), ("look", {"name": "left, low"})), cup
+    )
+    # a step worded otherwise (an operator's own words) has no calls to check: never held by
+    own = step_ahead("Before a grasp, first drive close enough to touch it.")
+    assert own is not None and own.calls == () and own.bound(cup) is None

@@ -501,14 +501,16 @@ def test_what_is_left_of_a_lesson_ends_at_the_failed_tool(tmp_path: Path) -> Non
         "again succeeded. Before a grasp, first drive with target = its object_id.",
     )
     cup = call("grasp", object_id="red_cup")
-    model = _ServedHereModel([reply(cup), reply(call("drive", target="red_cup")), reply(cup), final("ok")])
+    # The first grasp is held (its step was not taken); made again, it runs and fails.
+    script = [reply(cup), reply(cup), reply(call("drive", target="red_cup")), reply(cup), final("ok")]
+    model = _ServedHereModel(script)
     run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
     # The lesson as it applies to this call: its object_id by value, no step to take first.
-    assert str(model.requests[1][-1]["content"]).splitlines()[-2:] == [
+    assert str(model.requests[2][-1]["content"]).splitlines()[-2:] == [
         '- After "object out of reach": drive with target = "red_cup", then grasp again succeeded.',
         "Its first call: drive.",
     ]
-    assert str(model.requests[2][-1]["content"]).splitlines()[-1] == (
+    assert str(model.requests[3][-1]["content"]).splitlines()[-1] == (
         "The drive step is done; what is left of it: grasp again."
     )
 
@@ -695,3 +697,142 @@ def test_the_loaded_skill_written_as_a_call_is_answered_with_the_tools_its_steps
         problem,
         "'tidy-surface' is a skill, not a tool: call load_skill with name 'tidy-surface' to read it",
     ]
+
+
+def _counted_grasp_and_drive() -> tuple[Any, Any, list[str]]:
+    """Physical tools that always succeed and log what the robot was asked to do."""
+    from harness_ros.tools import tool
+
+    ran: list[str] = []
+
+    @tool(description="Grasp an object.", physical=True)
+    def grasp(object_id: str) -> dict[str, Any]:
+        ran.append(f"grasp {object_id}")
+        return {"success": True, "message": f"holding the {object_id}"}
+
+    @tool(description="Drive to a target.", physical=True)
+    def drive(target: str, standoff_m: float = 0.0) -> dict[str, Any]:
+        ran.append(f"drive {target}")
+        return {"success": True, "message": f"at {target}"}
+
+    return grasp, drive, ran
+
+
+_DRIVE_FIRST = (
+    'After "object out of reach": drive with target = the failed call\'s object_id, standoff_m = 0, '
+    "then grasp again succeeded. Before a grasp, first drive with target = its object_id, standoff_m = 0."
+)
+
+
+def test_a_first_call_without_its_ledgers_step_is_held_once_with_the_step_bound_to_it(tmp_path: Path) -> None:
+    # Run H: with the step as its last words, the 1.5B drove to the surface and picked from
+    # there (out of reach) in 5 of the 6 tasks it succeeded; the step at the call has the id.
+    grasp, drive, ran = _counted_grasp_and_drive()
+    memory = _memory_with_grasp_lessons(tmp_path, _DRIVE_FIRST)
+    script = [
+        reply(call("drive", target="kitchen_table")),
+        reply(call("grasp", object_id="red_cup")),  # held: the robot does nothing
+        reply(call("drive", target="red_cup", standoff_m=0)),
+        reply(call("grasp", object_id="red_cup")),
+        final("ok"),
+    ]
+    model = _ServedHereModel(script)
+    events = run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
+    assert ran == ["drive kitchen_table", "drive red_cup", "grasp red_cup"]
+    held = [
+        e.data for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_by_experience"
+    ]
+    assert len(held) == 1 and held[0]["tool"] == "grasp" and held[0]["executed"] is False
+    assert held[0]["result"]["success"] is False
+    answer = tool_contents(model.requests[2])[-1]["reason"]
+    assert answer == (
+        'not run yet: your experience with grasp says: Before a grasp, first drive with target = "red_cup", '
+        "standoff_m = 0. Take that step, then call grasp again (made again as it is, the call runs)"
+    )
+    from harness_ros.trajectory import fold_events
+
+    [task] = fold_events(events)
+    steps = [(s.tool, s.refused) for s in task.trajectory.steps]
+    assert steps == [("drive", False), ("grasp", True), ("drive", False), ("grasp", False)]
+    assert task.trajectory.steps[1].refusal == "held_by_experience"
+    assert memory.failure_lessons("grasp") == [_DRIVE_FIRST]  # a held call teaches nothing
+
+
+def test_a_held_call_made_again_as_it_was_runs(tmp_path: Path) -> None:
+    grasp, drive, ran = _counted_grasp_and_drive()
+    memory = _memory_with_grasp_lessons(tmp_path, _DRIVE_FIRST)
+    cup = call("grasp", object_id="red_cup")
+    model = _ServedHereModel(
+        [reply(call("drive", target="kitchen_table")), reply(cup), reply(cup), final("ok")]
+    )
+    events = run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
+    assert ran == ["drive kitchen_table", "grasp red_cup"]
+    kinds = [e.data.get("refusal") for e in of(events, EventType.TOOL_RESULT)]
+    assert kinds == [None, "held_by_experience", None]
+
+
+def test_no_hold_once_the_step_was_taken_after_the_tools_first_call_or_for_a_hosted_model(
+    tmp_path: Path,
+) -> None:
+    # taken: the drive just before it went to the grasp's object (standoff_m left at its default)
+    grasp, drive, ran = _counted_grasp_and_drive()
+    script = [reply(call("drive", target="red_cup")), reply(call("grasp", object_id="red_cup")), final("ok")]
+    run_all(
+        Harness(
+            model=_ServedHereModel(script),
+            tools=[grasp, drive],
+            memory=_memory_with_grasp_lessons(tmp_path, _DRIVE_FIRST),
+        )
+    )
+    assert ran == ["drive red_cup", "grasp red_cup"]
+    # a standoff of its own that is not the step's: held
+    grasp, drive, ran = _counted_grasp_and_drive()
+    script = [
+        reply(call("drive", target="red_cup", standoff_m=0.6)),
+        reply(call("grasp", object_id="red_cup")),
+        final("ok"),
+    ]
+    run_all(
+        Harness(
+            model=_ServedHereModel(script),
+            tools=[grasp, drive],
+            memory=_memory_with_grasp_lessons(tmp_path, _DRIVE_FIRST),
+        )
+    )
+    assert ran == ["drive red_cup"]
+    # not the task's first grasp: after a failure the failure note takes over
+    grasp, drive, ran = _counted_grasp_and_drive()
+    script = [
+        reply(call("drive", target="red_cup")),
+        reply(call("grasp", object_id="red_cup")),
+        reply(call("drive", target="shelf")),
+        reply(call("grasp", object_id="blue_mug")),
+        final("ok"),
+    ]
+    run_all(
+        Harness(
+            model=_ServedHereModel(script),
+            tools=[grasp, drive],
+            memory=_memory_with_grasp_lessons(tmp_path, _DRIVE_FIRST),
+        )
+    )
+    assert ran == ["drive red_cup", "grasp red_cup", "drive shelf", "grasp blue_mug"]
+    # a hosted model reads the ledger in the tool description: never held
+    grasp, drive, ran = _counted_grasp_and_drive()
+    script = [
+        reply(call("drive", target="kitchen_table")),
+        reply(call("grasp", object_id="red_cup")),
+        final("ok"),
+    ]
+    run_all(
+        Harness(
+            model=ScriptedModel(script),
+            tools=[grasp, drive],
+            memory=_memory_with_grasp_lessons(tmp_path, _DRIVE_FIRST),
+        )
+    )
+    assert ran == ["drive kitchen_table", "grasp red_cup"]
+    # without memory: nothing to hold by
+    grasp, drive, ran = _counted_grasp_and_drive()
+    run_all(Harness(model=_ServedHereModel(script), tools=[grasp, drive]))
+    assert ran == ["drive kitchen_table", "grasp red_cup"]

@@ -85,9 +85,12 @@ REFUSAL_KINDS = (
     "blocked",
     "rewritten_invalid",
     "cancelled_before_execution",
+    "held_by_experience",
 )
 """Why a call did not run: argument validation, a hook's block (safety filter, approval
-denied), a missing server, a hook's rewrite that no longer validates, a cancellation."""
+denied), a missing server, a hook's rewrite that no longer validates, a cancellation, or
+the tool's own experience ledger (a step to take before its first call in a task was not
+taken: the call is answered with that step once, and runs when made again)."""
 
 
 @dataclass(frozen=True)

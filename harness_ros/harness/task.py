@@ -129,6 +129,8 @@ class TaskRunner:
         self._finished = False
         self._revisions: list[str] = []
         self._acting = False
+        self._held: set[tuple[str, str]] = set()
+        """Calls held by a step their tool's ledger gives (tool, arguments as JSON): each once."""
         self._tokens = dict.fromkeys(Usage().to_dict(), 0)
         """Decision tokens summed over the task's turns (the done event's ``tokens``)."""
 
@@ -368,6 +370,10 @@ class TaskRunner:
         if not self._acting and self._h.memory is not None:
             self._acting = True
             self._h.memory.set_phase("acting")
+        held = self._held_by_experience(first)
+        if held is not None:
+            yield from self._hold(builder, first, held, rest)
+            return None
         outcome: CallOutcome = yield from self._h.calls.run(
             first,
             cancel=self._active.token,
@@ -407,6 +413,72 @@ class TaskRunner:
             return self._count_malformed(str(outcome.content.get("reason", "")))
         self._malformed = 0
         return None
+
+    def _held_by_experience(self, call: ToolCall) -> str | None:
+        """The step the tool's ledger says to take before its first call in a task, bound to
+        this call's values, when the robot calls just before it were not that step; else None.
+
+        Each call is held once: made again as it was, it runs (the lesson may not fit this
+        task). For a model served on this machine, as the other notes: in run H the 1.5B
+        had "Before a pick_object, first navigate_to with target = the object_id you will
+        give pick_object" as its last words, drove to the surface, and picked from there;
+        out of reach, in 5 of the 6 tasks it succeeded (BENCHMARKS.md section 9). At the call,
+        the values are known: "target = "red_cup"", as in the failure note it follows."""
+        if not getattr(self._h.model, "stops_at_harness_text", False) or self._h.memory is None:
+            return None
+        if call.arguments is None or not self._is_physical(call.name):
+            return None
+        if self._h.calls.check(call) is not None:
+            return None  # a malformed call gets its own answer
+        physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
+        if any(step.tool == call.name for step in physical):
+            return None  # not its first call: after a failure the failure note takes over
+        key = (call.name, json.dumps(call.arguments, sort_keys=True, default=str))
+        if key in self._held:
+            return None
+        steps = [found for lesson in self._ledger_failures(call.name) if (found := step_ahead(lesson))]
+        bound = [found for found in steps if found.bound(call.arguments)]
+        if not bound or any(found.taken(physical, call.arguments) for found in bound):
+            return None
+        self._held.add(key)
+        return bound[0].text_for(call.arguments)
+
+    def _hold(
+        self, builder: ContextBuilder, call: ToolCall, step: str, rest: Sequence[ToolCall]
+    ) -> Iterator[HarnessEvent]:
+        """Answer a held call with the step to take first; the robot does nothing."""
+        assert call.arguments is not None  # checked by _held_by_experience
+        yield self._emit(
+            EventType.TOOL_CALL, {"tool": call.name, "call_id": call.id, "arguments": dict(call.arguments)}
+        )
+        held = failure(
+            f"not run yet: your experience with {call.name} says: {step} Take that step, then call "
+            f"{call.name} again (made again as it is, the call runs)"
+        )
+        result_event = self._emit(
+            EventType.TOOL_RESULT,
+            {
+                "tool": call.name,
+                "call_id": call.id,
+                "result": held,
+                "executed": False,
+                "refusal": "held_by_experience",
+            }
+            | ({"recovered_from_text": True} if call.recovered_from_text else {}),
+        )
+        self._remember(self._new_step)
+        yield result_event
+        builder.history.add_tool(tool_message(call.id, held))
+        for extra in rest:
+            refused = failure(
+                f"one tool call per turn: {call.name!r} was answered first; call {extra.name!r} "
+                "again in a later turn if it is still needed"
+            )
+            yield self._emit(
+                EventType.TOOL_RESULT,
+                {"tool": extra.name, "call_id": extra.id, "result": refused, "refused": True},
+            )
+            builder.history.add_tool(tool_message(extra.id, refused))
 
     def _remind(
         self, builder: ContextBuilder, reply: ModelReply, text: str

@@ -25,6 +25,7 @@ from harness_ros.trajectory.reasons import failure_phrases, failure_reason
 __all__ = [
     "READ_ONLY_TOOLS",
     "StepAhead",
+    "StepCall",
     "bound_to_call",
     "recovery_lessons",
     "step_ahead",
@@ -89,15 +90,108 @@ def bound_to_call(lesson: str, arguments: Mapping[str, Any]) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
+class StepCall:
+    """One call of a step to take first: its tool, the arguments it takes from the coming
+    call (``target`` from ``object_id``), and those with a value of their own."""
+
+    tool: str
+    reused: tuple[tuple[str, str], ...] = ()
+    fixed: tuple[tuple[str, Any], ...] = ()
+
+    def bound(self, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Its arguments for a coming call with ``arguments``; None when one it reuses is missing."""
+        values: dict[str, Any] = dict(self.fixed)
+        for key, name in self.reused:
+            if not isinstance(arguments.get(name), str | int | float) or isinstance(arguments[name], bool):
+                return None
+            values[key] = arguments[name]
+        return values
+
+    def taken_by(self, step: TrajectoryStep, arguments: Mapping[str, Any]) -> bool:
+        """Whether ``step`` was this call for a coming call with ``arguments``: the same tool,
+        the reused values equal, and a value of its own equal where the step gave one."""
+        if step.tool != self.tool:
+            return False
+        if any(step.arguments.get(key) != arguments.get(name) for key, name in self.reused):
+            return False
+        given = step.arguments
+        return all(_same_value(given[key], value) for key, value in self.fixed if key in given)
+
+
+def _same_value(given: Any, wanted: Any) -> bool:
+    numbers = (int, float)
+    if isinstance(given, numbers) and isinstance(wanted, numbers) and not isinstance(given, bool):
+        return abs(float(given) - float(wanted)) < 1e-9
+    return bool(given == wanted)
+
+
+@dataclasses.dataclass(frozen=True)
 class StepAhead:
     """A lesson's step to take before a tool's first call, worded for a task that has not
-    called the tool yet: ``first_call`` is the tool the step starts with."""
+    called the tool yet: ``first_call`` is the tool the step starts with, ``calls`` the
+    step's calls as read from the lesson (empty when its wording is not the harness's own)."""
 
     text: str
     first_call: str
+    tool: str = dataclasses.field(default="", compare=False)
+    """The tool the step comes before."""
+    calls: tuple[StepCall, ...] = dataclasses.field(default=(), compare=False)
+    fix: str = dataclasses.field(default="", compare=False)
+    """The lesson's own words for the step (``target = its object_id``)."""
+
+    def bound(self, arguments: Mapping[str, Any]) -> list[tuple[StepCall, dict[str, Any]]] | None:
+        """The step's calls with their values for a coming call with ``arguments``, or None."""
+        if not self.calls:
+            return None
+        bound = [(call, call.bound(arguments)) for call in self.calls]
+        if any(values is None for _, values in bound):
+            return None
+        return [(call, values) for call, values in bound if values is not None]
+
+    def taken(self, steps: Sequence[TrajectoryStep], arguments: Mapping[str, Any]) -> bool:
+        """Whether the last robot calls, ``steps``, are this step for a call with ``arguments``."""
+        recent = list(steps[-len(self.calls) :]) if self.calls else []
+        return len(recent) == len(self.calls) and all(
+            call.taken_by(step, arguments) for call, step in zip(self.calls, recent, strict=True)
+        )
+
+    def text_for(self, arguments: Mapping[str, Any]) -> str:
+        """The step for one coming call, with that call's values (``target = "red_cup"``)."""
+        return f"Before a {self.tool}, first {bound_to_call(self.fix, arguments)}."
 
 
 _AHEAD_PARTS = re.compile(r"Before an? ([\w.-]+), first (([\w.-]+)(?:[^.]|\.\d)*)\.")
+_STEP_CALL = re.compile(r"([\w.-]+)(?: with (.+))?")
+_STEP_ARGUMENT = re.compile(
+    r'([A-Za-z_][\w-]*) = (?:its ([A-Za-z_][\w-]*)|("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null))'
+)
+
+
+def _step_calls(fix: str) -> tuple[StepCall, ...]:
+    """The calls of a step as ``_ahead`` words them; () when any part reads otherwise."""
+    calls = []
+    for part in fix.split(", then "):
+        whole = _STEP_CALL.fullmatch(part.strip())
+        if whole is None:
+            return ()
+        reused: list[tuple[str, str]] = []
+        fixed: list[tuple[str, Any]] = []
+        rest = whole.group(2) or ""
+        while rest:
+            argument = _STEP_ARGUMENT.match(rest)
+            if argument is None:
+                return ()
+            key, name, literal = argument.groups()
+            if name is not None:
+                reused.append((key, name))
+            else:
+                fixed.append((key, json.loads(literal)))
+            rest = rest[argument.end() :]
+            if rest and not rest.startswith(", "):
+                return ()
+            rest = rest[2:]
+        calls.append(StepCall(whole.group(1), tuple(reused), tuple(fixed)))
+    return tuple(calls)
 
 
 def step_ahead(lesson: str) -> StepAhead | None:
@@ -110,8 +204,8 @@ def step_ahead(lesson: str) -> StepAhead | None:
     if found is None:
         return None
     tool, fix, first = found.group(1), found.group(2), found.group(3)
-    fix = _REUSED.sub(lambda m: f"the {m.group(1)} you will give {tool}", fix)
-    return StepAhead(f"Before a {tool}, first {fix}.", first)
+    worded = _REUSED.sub(lambda m: f"the {m.group(1)} you will give {tool}", fix)
+    return StepAhead(f"Before a {tool}, first {worded}.", first, tool, _step_calls(fix), fix)
 
 
 def recovery_lessons(

@@ -179,6 +179,9 @@ class EpisodeMetrics:
     """Entries consolidation wrote (MEMORY.md and tool-experience ledgers)."""
     lessons_refused: Mapping[str, int] = field(default_factory=dict)
     """Entries consolidation refused, per rule (a transient reference, no confirmed success, ...)."""
+    held_calls: Mapping[str, int] = field(default_factory=dict)
+    """Calls the harness answered with the step their tool's ledger gives before a first
+    call, per tool (refusal ``held_by_experience``): not run, so neither calls nor failures."""
 
     @property
     def failed_total(self) -> int:
@@ -195,6 +198,7 @@ class EpisodeMetrics:
             "tool_calls": dict(sorted(self.tool_calls.items())),
             "failed_calls": dict(sorted(self.failed_calls.items())),
             "failed_total": self.failed_total,
+            "held_calls": dict(sorted(self.held_calls.items())),
             "decision_tokens": self.decision_tokens.to_dict(),
             "task_elapsed_s": self.task_elapsed_s,
         }
@@ -272,6 +276,8 @@ class ArmSummary:
     lessons_written: int = 0
     lessons_refused: Mapping[str, int] = field(default_factory=dict)
     """Entries consolidation refused over the arm's episodes, per rule."""
+    held_calls: Mapping[str, int] = field(default_factory=dict)
+    """Calls held by a step from their tool's ledger over the arm's episodes, per tool."""
 
     @property
     def failures(self) -> int:
@@ -309,6 +315,7 @@ class ArmSummary:
             "ended_by": dict(sorted(self.ended_by.items())),
             "lessons_written": self.lessons_written,
             "lessons_refused": dict(sorted(self.lessons_refused.items())),
+            "held_calls": dict(sorted(self.held_calls.items())),
         }
 
 

@@ -4,7 +4,9 @@ Definitions (the same for both arms, and what the tests recount):
 
 - a failed call is a ``tool_result`` event whose result envelope is not
   ``success: true`` (a tool failure, an evaluator's failure verdict, a blocked or
-  malformed call, a refused second call in one turn);
+  malformed call, a refused second call in one turn); a call held by a step from its
+  tool's ledger (refusal ``held_by_experience``: the robot did nothing) is counted on its
+  own, as held, neither a call nor a failure;
 - turns are the ``turn`` events;
 - decision tokens are the summed ``usage`` of the ``model_response`` events;
 - the outcome is the ``done`` event's ``outcome`` (succeeded, failed, unverified), counted
@@ -27,6 +29,7 @@ from harness_ros.trajectory import ToolResult
 from harness_ros_sim.learning_eval.contracts import Arm, ArmSummary, EpisodeMetrics, EpisodeResult, TokenCount
 
 __all__ = [
+    "HELD_BY_EXPERIENCE",
     "PICK_TOOL",
     "episode_metrics",
     "is_failed_result",
@@ -37,6 +40,8 @@ __all__ = [
 ]
 
 PICK_TOOL = "pick_object"
+HELD_BY_EXPERIENCE = "held_by_experience"
+"""The refusal of a call held by its tool's ledger (``harness.calls.REFUSAL_KINDS``)."""
 
 
 def read_jsonl(path: Path, *, skip: int = 0) -> list[dict[str, Any]]:
@@ -98,6 +103,7 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
     elapsed = 0.0
     written = 0
     refused: Counter[str] = Counter()
+    held: Counter[str] = Counter()
     for event in events:
         kind = event.get("type")
         data = event.get("data") or {}
@@ -107,6 +113,9 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
             tokens = tokens + _usage(data)
         elif kind == "tool_result":
             tool = str(data.get("tool") or "?")
+            if data.get("refusal") == HELD_BY_EXPERIENCE:
+                held[tool] += 1
+                continue
             calls[tool] += 1
             if is_failed_result(event):
                 failed[tool] += 1
@@ -132,6 +141,7 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
         ended_by=ended_by,
         lessons_written=written,
         lessons_refused=dict(refused),
+        held_calls=dict(held),
     )
 
 
@@ -195,6 +205,7 @@ def summarize_arm(arm: Arm, results: Sequence[EpisodeResult]) -> ArmSummary:
         ended_by=dict(Counter(r.metrics.ended_by for r in mine)),
         lessons_written=sum(r.metrics.lessons_written for r in mine),
         lessons_refused=dict(sum((Counter(r.metrics.lessons_refused) for r in mine), Counter())),
+        held_calls=dict(sum((Counter(r.metrics.held_calls) for r in mine), Counter())),
     )
 
 

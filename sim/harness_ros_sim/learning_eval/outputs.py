@@ -84,6 +84,7 @@ def _rows_for(summary: ArmSummary, tools: Sequence[str], ended_by: Sequence[str]
         f"{summary.outcome_wrong}/{summary.episodes}",
         *(str(summary.failed_calls.get(tool, 0)) for tool in tools),
         str(summary.failed_total),
+        _refused(summary.held_calls),
         f"{summary.turns_per_task:.1f}",
         str(summary.decision_tokens.prompt),
         str(summary.decision_tokens.cached),
@@ -123,6 +124,7 @@ def table_rows(report: EvalReport) -> list[list[str]]:
         "outcome contradicted by ground truth",
         *(f"failed calls: {tool}" for tool in tools),
         "failed calls: total",
+        "calls held by a ledger's step (not run)",
         "turns per task",
         "decision tokens in",
         "decision tokens in, cached by the provider",
@@ -179,7 +181,10 @@ def report_to_dict(report: EvalReport) -> dict[str, Any]:
             "outcome": "the done event's outcome: succeeded (claimed and confirmed by the evaluator's "
             "goal check), failed (the model gave up or the goal check refuted it), unverified (nothing "
             "checked the goal); contradicted when the ground truth disagrees with succeeded or failed",
-            "failed call": "a tool_result event whose result envelope is not success: true",
+            "failed call": "a tool_result event whose result envelope is not success: true, except a "
+            "held one",
+            "held call": "a call the harness answered with the step its tool's ledger gives before a "
+            "first call (refusal held_by_experience), once per call: the robot did nothing",
             "turns": "turn events of the task",
             "decision tokens": "summed usage of the model_response events",
             "memory tokens": "usage of consolidate and summarize model calls (model.record_file)",
@@ -245,6 +250,8 @@ def render_markdown(report: EvalReport, base: Path | None = None) -> str:
     rows = []
     for result in sorted(report.results, key=lambda r: (r.scenario.episode, _ARMS.index(r.arm))):
         failed = ", ".join(f"{t} {n}" for t, n in sorted(result.metrics.failed_calls.items())) or "none"
+        if result.metrics.held_calls:
+            failed += "; held " + ", ".join(f"{t} {n}" for t, n in sorted(result.metrics.held_calls.items()))
         rows.append(
             [
                 str(result.scenario.episode),
