@@ -429,7 +429,7 @@ def test_sigterm_ends_a_run_through_its_finally_blocks(tmp_path: Path) -> None:
 def test_nobody_answers_a_question_in_the_eval_and_a_local_model_gets_the_eval_time_limit(
     tmp_path: Path,
 ) -> None:
-    from harness_ros.config import load_config
+    from harness_ros.config import config_from_flat, flatten_config, load_config
     from harness_ros_sim.ros.eval_runner import EvalOptions, EvalRunner
 
     scripted = EvalRunner(EvalOptions(workdir=tmp_path))._node_parameters()
@@ -439,6 +439,11 @@ def test_nobody_answers_a_question_in_the_eval_and_a_local_model_gets_the_eval_t
     # Two minutes per unanswered question was most of a failing episode with the local model.
     assert scripted == {"operator.answer_timeout_s": "5"}
     assert local == {"operator.answer_timeout_s": "5", "harness.task_timeout_s": "840"}
-    # The keys are the config's own fields, so the node's parameters set them.
-    config = load_config(Path(__file__).parents[1] / "config" / "sim.yaml")
-    assert config.operator.answer_timeout_s > 5 and config.harness.task_timeout_s > 0
+    # The keys are the config's own parameters: set on sim.yaml's, they change what the node runs with.
+    path = Path(__file__).parents[1] / "config" / "sim.yaml"
+    config = load_config(path)
+    flat = flatten_config(config)
+    assert set(local) <= set(flat)
+    applied = config_from_flat({**flat, **local}, base_dir=path.parent, origin=str(path))
+    assert (applied.operator.answer_timeout_s, applied.harness.task_timeout_s) == (5.0, 840.0)
+    assert (config.operator.answer_timeout_s, config.harness.task_timeout_s) != (5.0, 840.0)
