@@ -739,9 +739,12 @@ def test_a_first_call_without_its_ledgers_step_is_held_once_with_the_step_bound_
     model = _ServedHereModel(script)
     events = run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
     assert ran == ["drive kitchen_table", "drive red_cup", "grasp red_cup"]
-    held = [
-        e.data for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_by_experience"
+    held_events = [
+        e for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_by_experience"
     ]
+    held = [e.data for e in held_events]
+    shown = format_event(held_events[0].to_dict())
+    assert shown is not None and "HELD by experience: not run yet" in shown and "FAILED" not in shown
     assert len(held) == 1 and held[0]["tool"] == "grasp" and held[0]["executed"] is False
     assert held[0]["result"]["success"] is False
     answer = tool_contents(model.requests[2])[-1]["reason"]
