@@ -98,6 +98,7 @@ def test_a_forged_done_does_not_set_the_exit_status(
     # Finding: another participant published {"type": "done", "outcome": "succeeded"} under
     # the running task's id; the command exited 0 while the real task ended failed.
     forger = forgers("done", "/forger")
+    assert forger.wait_for_line("matched", 60), failing_node.read_text(errors="replace") + forger.output
     result = run_task(ros_env)
     forged = [line for line in forger.lines if line.startswith("forged ")]
     assert forged, f"the forger never saw the task start:\n{forger.output}\n{result.stdout}{result.stderr}"
@@ -144,6 +145,7 @@ def test_the_eval_takes_an_episode_end_from_the_node_not_a_forger(
     from harness_ros_sim.ros.eval_runner import EvalClient
 
     forger = forgers("done", "/forger")
+    assert forger.wait_for_line("matched", 60), failing_node.read_text(errors="replace") + forger.output
     client = EvalClient(int(ros_env["ROS_DOMAIN_ID"]))
     try:
         deadline = time.monotonic() + 60

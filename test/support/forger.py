@@ -8,7 +8,8 @@
                                       (as the harness node's latched request topics are)
 
 NODE_NAME is this process's node name: a name of its own, or the harness node's name
-(an impostor). It prints ``forged <task id>`` / ``published`` once it has published.
+(an impostor). It prints ``matched`` once its subscription matched the harness node's
+events publisher, and ``forged <task id>`` / ``published`` once it has published.
 """
 
 from __future__ import annotations
@@ -54,8 +55,18 @@ def main(argv: list[str]) -> int:
                 forged.append("printed")
                 print(f"forged {forged[0]}", flush=True)
 
-        node.create_subscription(String, "/harness/events", on_event, EVENTS_QOS)
-        node.create_timer(0.2, forge)
+        events = node.create_subscription(String, "/harness/events", on_event, EVENTS_QOS)
+        matched: list[bool] = []
+
+        def forge_when_matched() -> None:
+            # Its own publisher and the harness node's: from here on no task_started is missed
+            # (a volatile message sent before the match never arrives).
+            if not matched and events.get_publisher_count() >= 2:
+                matched.append(True)
+                print("matched", flush=True)
+            forge()
+
+        node.create_timer(0.2, forge_when_matched)
     else:
         from harness_ros.ros.qos import OPERATOR_LATCHED_QOS
 
