@@ -744,14 +744,28 @@ def test_a_first_call_without_its_ledgers_step_is_held_once_with_the_step_bound_
     ]
     held = [e.data for e in held_events]
     shown = format_event(held_events[0].to_dict())
-    assert shown is not None and "HELD by experience: not run yet" in shown and "FAILED" not in shown
+    assert (
+        shown is not None
+        and "HELD by experience: not run (the robot did nothing)" in shown
+        and "FAILED" not in shown
+    )
     assert len(held) == 1 and held[0]["tool"] == "grasp" and held[0]["executed"] is False
     assert held[0]["result"]["success"] is False
     answer = tool_contents(model.requests[2])[-1]["reason"]
     assert answer == (
-        'not run yet: your experience with grasp says: Before a grasp, first drive with target = "red_cup", '
-        "standoff_m = 0. Take that step, then call grasp again (made again as it is, the call runs)"
+        "not run (the robot did nothing): your experience with grasp says to call "
+        'drive {"target": "red_cup", "standoff_m": 0} first, then grasp {"object_id": "red_cup"} again; '
+        "made again as it is, the call runs"
     )
+    # and, as the last words of each decision until the grasp runs: the call to make next
+    last = [str(request[-1]["content"]) for request in model.requests]
+    assert last[2] == (
+        'Your last grasp call, grasp {"object_id": "red_cup"}, did not run (the robot did nothing).\n'
+        'Your experience with grasp says to call drive {"target": "red_cup", "standoff_m": 0} first, '
+        'then grasp {"object_id": "red_cup"}.'
+    )
+    assert last[3] == 'The step your experience gives is taken: now call grasp {"object_id": "red_cup"}.'
+    assert "your experience" not in last[4].lower()  # the grasp ran: no note
     from harness_ros.trajectory import fold_events
 
     [task] = fold_events(events)
@@ -839,3 +853,30 @@ def test_no_hold_once_the_step_was_taken_after_the_tools_first_call_or_for_a_hos
     grasp, drive, ran = _counted_grasp_and_drive()
     run_all(Harness(model=_ServedHereModel(script), tools=[grasp, drive]))
     assert ran == ["drive kitchen_table", "grasp red_cup"]
+
+
+def test_after_a_held_call_a_drive_elsewhere_keeps_the_note_with_what_ran_since(tmp_path: Path) -> None:
+    # Run J: after the held pick the 1.5B drove to the instruction's destination and placed
+    # with an empty gripper; the note stays, with that drive, until the held tool runs.
+    grasp, drive, ran = _counted_grasp_and_drive()
+    script = [
+        reply(call("drive", target="kitchen_table")),
+        reply(call("grasp", object_id="red_cup")),
+        reply(call("drive", target="coffee_table")),
+        reply(call("drive", target="red_cup")),
+        reply(call("grasp", object_id="red_cup")),
+        final("ok"),
+    ]
+    model = _ServedHereModel(script)
+    run_all(
+        Harness(model=model, tools=[grasp, drive], memory=_memory_with_grasp_lessons(tmp_path, _DRIVE_FIRST))
+    )
+    assert ran == ["drive kitchen_table", "drive coffee_table", "drive red_cup", "grasp red_cup"]
+    last = [str(request[-1]["content"]) for request in model.requests]
+    assert last[3].splitlines() == [
+        'Your last grasp call, grasp {"object_id": "red_cup"}, did not run (the robot did nothing).',
+        'Since then: drive {"target": "coffee_table"} succeeded.',
+        'Your experience with grasp says to call drive {"target": "red_cup", "standoff_m": 0} first, '
+        'then grasp {"object_id": "red_cup"}.',
+    ]
+    assert last[4] == 'The step your experience gives is taken: now call grasp {"object_id": "red_cup"}.'

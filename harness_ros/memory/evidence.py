@@ -100,12 +100,12 @@ class StepCall:
 
     def bound(self, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
         """Its arguments for a coming call with ``arguments``; None when one it reuses is missing."""
-        values: dict[str, Any] = dict(self.fixed)
+        values: dict[str, Any] = {}
         for key, name in self.reused:
             if not isinstance(arguments.get(name), str | int | float) or isinstance(arguments[name], bool):
                 return None
             values[key] = arguments[name]
-        return values
+        return values | dict(self.fixed)
 
     def taken_by(self, step: TrajectoryStep, arguments: Mapping[str, Any]) -> bool:
         """Whether ``step`` was this call for a coming call with ``arguments``: the same tool,
@@ -154,6 +154,14 @@ class StepAhead:
         return len(recent) == len(self.calls) and all(
             call.taken_by(step, arguments) for call, step in zip(self.calls, recent, strict=True)
         )
+
+    def calls_for(self, arguments: Mapping[str, Any]) -> list[str]:
+        """The step's calls as calls for a coming call with ``arguments``: ``navigate_to
+        {"target": "red_cup", "standoff_m": 0}`` (the form a small model copies); [] without."""
+        bound = self.bound(arguments) or []
+        return [
+            f"{call.tool} {json.dumps(values, ensure_ascii=False, default=str)}" for call, values in bound
+        ]
 
     def text_for(self, arguments: Mapping[str, Any]) -> str:
         """The step for one coming call, with that call's values (``target = "red_cup"``)."""
