@@ -25,7 +25,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -359,12 +359,9 @@ class TaskRunner:
         first, rest = calls[0], calls[1:]
         if first.name == FINISH_TASK and self._h.calls.check(first) is None:
             assert first.arguments is not None  # checked
-            for extra in rest:
-                refused = failure(f"not executed: the task ended with {FINISH_TASK}")
-                yield self._emit(
-                    EventType.TOOL_RESULT,
-                    {"tool": extra.name, "call_id": extra.id, "result": refused, "refused": True},
-                )
+            yield from self._refuse_later_calls(
+                None, rest, lambda _: f"not executed: the task ended with {FINISH_TASK}"
+            )
             claim = str(first.arguments["outcome"])
             summary = str(first.arguments["summary"]).strip()
             return (yield from self._complete(claim, summary, FINISH_TASK))
@@ -398,16 +395,14 @@ class TaskRunner:
         self._remember(self._new_step)
         yield result_event
         builder.history.add_tool(tool_message(first.id, outcome.content))
-        for extra in rest:
-            refused = failure(
+        yield from self._refuse_later_calls(
+            builder,
+            rest,
+            lambda extra: (
                 f"one tool call per turn: only {first.name!r} was executed; call {extra.name!r} "
                 "again in a later turn if it is still needed"
-            )
-            yield self._emit(
-                EventType.TOOL_RESULT,
-                {"tool": extra.name, "call_id": extra.id, "result": refused, "refused": True},
-            )
-            builder.history.add_tool(tool_message(extra.id, refused))
+            ),
+        )
         if outcome.cancelled:
             return self._interrupted() or _End(TaskStatus.CANCELLED, "cancelled")
         if outcome.malformed:
@@ -506,16 +501,28 @@ class TaskRunner:
         self._remember(self._new_step)
         yield result_event
         builder.history.add_tool(tool_message(call.id, held))
-        for extra in rest:
-            refused = failure(
+        yield from self._refuse_later_calls(
+            builder,
+            rest,
+            lambda extra: (
                 f"one tool call per turn: {call.name!r} was answered first; call {extra.name!r} "
                 "again in a later turn if it is still needed"
-            )
+            ),
+        )
+
+    def _refuse_later_calls(
+        self, builder: ContextBuilder | None, rest: Sequence[ToolCall], reason: Callable[[ToolCall], str]
+    ) -> Iterator[HarnessEvent]:
+        """Refuse the calls after a reply's first (one call per turn); each refusal is shown to
+        the model as its call's result unless the task is ending (builder None)."""
+        for extra in rest:
+            refused = failure(reason(extra))
             yield self._emit(
                 EventType.TOOL_RESULT,
                 {"tool": extra.name, "call_id": extra.id, "result": refused, "refused": True},
             )
-            builder.history.add_tool(tool_message(extra.id, refused))
+            if builder is not None:
+                builder.history.add_tool(tool_message(extra.id, refused))
 
     def _remind(
         self, builder: ContextBuilder, reply: ModelReply, text: str
