@@ -8,8 +8,9 @@ cache on, as the demo does) and sends one task's decisions of config/sim.yaml as
 harness builds them (``build_harness``, its memory, profile, skills and evaluator gate): a
 scripted plan of a fetch with one failed pick runs against tools that return the sim's
 result envelopes, and each decision's request is kept: the system message, the
-instruction, every call with its compact result and Task Notes snapshot, and the newest
-observation last (text only, as a text-only model gets it).
+instruction, every call with its compact result and Task Notes snapshot, and each
+observation (text only, as a text-only model gets it: kept in its history, each later one
+only what changed since the last; the sample's readings change after each drive).
 
 - stable: the requests as the harness sends them: each later request starts with the
   previous one's bytes, so llama.cpp reuses its cached prefix.
@@ -41,6 +42,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,21 +112,39 @@ class SimEvaluator:
 
 
 class SampleObservations:
-    """The sample observation of ``harness-ros tools``, fresh at every decision."""
+    """The sample observation of ``harness-ros tools``, fresh at every decision; its
+    clearance and depth change after each drive and only then, as the sim's do (the base
+    moved; a pick or a place leaves the readings as they were: eval run K)."""
 
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: Any, drives: Callable[[], int]) -> None:
         self._base = sample_observation(config)
+        self._drives = drives
         self._decisions = 0
 
     def now(self) -> float:
         return self._base.time + 5.0 * self._decisions
 
     def clearance(self) -> Any:
-        return dataclasses.replace(self._base.clearance, stamp=self.now() - 0.12)
+        moved = 0.17 * self._drives()
+        base = self._base.clearance
+        return dataclasses.replace(
+            base, forward=base.forward + moved, left=abs(base.left - moved), stamp=self.now() - 0.12
+        )
 
     def observe(self) -> Any:
         self._decisions += 1
-        return dataclasses.replace(self._base, time=self.now(), clearance=self.clearance())
+        moved = 0.23 * self._drives()
+        depth = self._base.depth
+        regions = tuple(
+            dataclasses.replace(r, nearest_m=r.nearest_m + moved, median_m=r.median_m + moved)
+            for r in depth.regions
+        )
+        return dataclasses.replace(
+            self._base,
+            time=self.now(),
+            clearance=self.clearance(),
+            depth=dataclasses.replace(depth, regions=regions, stamp=self.now() - 0.18),
+        )
 
     def observe_after(self, after: float, timeout_s: float) -> Any:
         return self.observe()
@@ -185,7 +205,7 @@ def conversation(turns: int) -> tuple[list[list[dict[str, Any]]], list[dict[str,
         harness = build_harness(
             config,
             tools=[tool_for(binding) for binding in config.tools],
-            observations=SampleObservations(config),
+            observations=SampleObservations(config, lambda: attempts.get("navigate_to", 0)),
             evaluator=SimEvaluator(),
             model=model,
         )

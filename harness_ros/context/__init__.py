@@ -14,9 +14,11 @@ from harness_ros.context.contracts import CompactionOutcome, EntryKind, HistoryE
 from harness_ros.context.history import History
 from harness_ros.context.observation import (
     OBSERVATION_HEADER,
+    OBSERVATION_UNCHANGED,
     observation_images,
     observation_message,
     observation_summary,
+    observation_update,
 )
 from harness_ros.context.resident import render_resident, system_message
 from harness_ros.context.results import compact_value, model_result, tool_message
@@ -25,6 +27,7 @@ __all__ = [
     "COMPACT_PROMPT",
     "IMAGE_TOKENS",
     "OBSERVATION_HEADER",
+    "OBSERVATION_UNCHANGED",
     "CompactionOutcome",
     "Compactor",
     "ContextBuilder",
@@ -39,6 +42,7 @@ __all__ = [
     "observation_images",
     "observation_message",
     "observation_summary",
+    "observation_update",
     "render_resident",
     "request_chars_for_window",
     "system_message",

@@ -310,7 +310,13 @@ class Compactor:
         latest_notes = notes_indexes[-1] if notes_indexes else None
         pinned = {EntryKind.SESSION, EntryKind.INSTRUCTION, EntryKind.REVISION}
         head = [e for e in entries[:tail_start] if e.kind in pinned]
-        older = [e for i, e in enumerate(entries[:tail_start]) if e.kind not in pinned and i != latest_notes]
+        # An earlier observation is superseded by the newest one: summarised, its readings
+        # would stand in the checkpoint as if current.
+        older = [
+            e
+            for i, e in enumerate(entries[:tail_start])
+            if e.kind not in pinned and i != latest_notes and e.kind is not EntryKind.OBSERVATION
+        ]
         if len(older) < 2:
             return CompactionOutcome(False, before, before, error=None)
         try:

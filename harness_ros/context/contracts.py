@@ -52,6 +52,8 @@ class EntryKind(str, Enum):
     CHECKPOINT = "checkpoint"
     HARNESS = "harness"
     """A note from the harness itself (e.g. after an empty reply)."""
+    OBSERVATION = "observation"
+    """A text-only model's observation (or what changed in it); superseded by the next one."""
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,18 @@ from harness_ros.observation.contracts import (
     Observation,
 )
 
-__all__ = ["OBSERVATION_HEADER", "observation_images", "observation_message", "observation_summary"]
+__all__ = [
+    "OBSERVATION_HEADER",
+    "OBSERVATION_UNCHANGED",
+    "observation_images",
+    "observation_message",
+    "observation_summary",
+    "observation_update",
+]
 
 _NOT_SHOWN = "Views not shown (text-only model):"
+OBSERVATION_UNCHANGED = "Unchanged since the last observation (fresh)."
+_OTHERS_UNCHANGED = "(Other readings unchanged, fresh.)"
 
 
 def _clearance_line(clearance: Clearance | None) -> str:
@@ -118,6 +127,32 @@ def observation_message(observation: Observation, *, images: bool = True) -> Mes
         content.append({"type": "text", "text": f"View {name}:"})
         content.append({"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{encoded}"}})
     return {"role": "user", "content": content}
+
+
+def observation_update(previous: str | None, text: str) -> str:
+    """What to add to a text-only model's history for an observation whose text is
+    ``text``, when the last one it was shown is ``previous`` (None: none, or compacted away).
+
+    The text of a model that takes no images is kept in its history, so each later one can
+    hold only the lines that changed: an observation is new text at every decision (no
+    cache reaches it), and after a pick or a place the robot's readings are the same to the
+    centimetre (the sim's, eval run K). A line is known by its label (the text before its
+    first colon): a label that appears, goes or changes (a reading that turns stale or
+    missing says so in its label) shows the whole observation again."""
+    lines = text.split("\n")
+    if previous is None:
+        return text
+    before = previous.split("\n")
+    if [_label(line) for line in before] != [_label(line) for line in lines]:
+        return text
+    changed = [line for line, old in zip(lines[1:], before[1:], strict=True) if line != old]
+    if not changed:
+        return f"{lines[0]}\n{OBSERVATION_UNCHANGED}"
+    return "\n".join([lines[0], *changed, _OTHERS_UNCHANGED])
+
+
+def _label(line: str) -> str:
+    return line.split(":", 1)[0]
 
 
 def observation_summary(observation: Observation) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from harness_ros.context import (
     observation_images,
     observation_message,
     observation_summary,
+    observation_update,
     request_chars_for_window,
     tool_message,
 )
@@ -132,6 +133,8 @@ class TaskRunner:
         self._held: set[tuple[str, str]] = set()
         """Calls held by a step their tool's ledger gives (tool, arguments as JSON): each once."""
         self._last_hold: _Hold | None = None
+        self._shown_observation: str | None = None
+        """The text of the last observation kept in a text-only model's history."""
         self._tokens = dict.fromkeys(Usage().to_dict(), 0)
         """Decision tokens summed over the task's turns (the done event's ``tokens``)."""
 
@@ -240,7 +243,7 @@ class TaskRunner:
             end = self._interrupted()
             if end is not None:
                 return end
-            messages = builder.messages(obs_message)
+            messages = builder.messages(self._kept_observation(builder, obs_message))
             focus = self._held_focus() or self._failure_focus() or self._ahead_focus()
             if focus is not None:
                 messages.append(focus)
@@ -311,6 +314,21 @@ class TaskRunner:
         yield self._emit(EventType.OBSERVATION, data)
         return observation, observation_message(observation, images=shown)
 
+    def _kept_observation(self, builder: ContextBuilder, obs_message: Message | None) -> Message | None:
+        """The observation to send last, or None when it went into the history.
+
+        A model that takes no images keeps its observations in its history, each one only
+        what changed since the last (``observation_update``): they are then part of the
+        cached prefix. With the newest one replaced at the end of every request, its 149
+        tokens were new text at every decision of the 1.5B (BENCHMARKS.md section 8).
+        Images are never kept: an image model is sent only the newest observation."""
+        if obs_message is None or self._h.model_vision:
+            return obs_message
+        text = "\n".join(str(part.get("text", "")) for part in obs_message["content"])
+        builder.history.add_observation(observation_update(self._shown_observation, text))
+        self._shown_observation = text
+        return None
+
     def _maybe_compact(self, builder: ContextBuilder, obs_message: Message | None) -> Iterator[HarnessEvent]:
         h = self._h
         threshold = int(h.limits.compaction_ratio * h.context_window_tokens)
@@ -324,6 +342,8 @@ class TaskRunner:
         outcome = compactor.compact(builder.history, measure=lambda: builder.estimate_tokens(obs_message))
         if outcome.compacted or outcome.error:
             yield self._emit(EventType.COMPACTION, {**outcome.to_dict(), "threshold_tokens": threshold})
+        if outcome.compacted:
+            self._shown_observation = None  # the earlier ones are gone: the next is whole
         if outcome.compacted and h.memory is not None:
             # The snapshots after the first hold only changes; the checkpoint summarised the
             # earlier ones, so the model is shown the notes whole once more.
