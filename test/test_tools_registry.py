@@ -197,6 +197,17 @@ def test_validation_failures_become_failure_results(arguments: dict[str, Any], e
     assert calls == []
 
 
+def test_a_call_with_only_extra_arguments_is_answered_with_the_call_without_them() -> None:
+    registry = _move_registry([])
+    problem = registry.validate("move_base", {"distance_m": 1.0, "speed": 2, "held_object_id": "red_cup"})
+    assert problem is not None
+    assert problem.endswith('; without them the call is valid: move_base {"distance_m": 1.0}')
+    # another problem too: no such call is offered (it would not be valid either)
+    for arguments in ({"distance_m": "far", "speed": 2}, {"speed": 2}):
+        problem = registry.validate("move_base", arguments)
+        assert problem is not None and "without them" not in problem
+
+
 def test_several_problems_are_reported_together() -> None:
     problem = _move_registry([]).validate("move_base", {"distance_m": "x", "a": 1, "direction": 3})
     assert problem is not None

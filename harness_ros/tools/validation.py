@@ -6,6 +6,7 @@ argument path and what is wrong with it, never a Python traceback.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -118,7 +119,22 @@ class ArgumentValidator:
         shown = "; ".join(details[:_MAX_REPORTED_ERRORS])
         more = len(details) - _MAX_REPORTED_ERRORS
         suffix = f" (and {more} more)" if more > 0 else ""
-        return f"invalid arguments for {self._name!r}: {shown}{suffix}"
+        return (
+            f"invalid arguments for {self._name!r}: {shown}{suffix}{self._without_extras(arguments, errors)}"
+        )
+
+    def _without_extras(self, arguments: dict[str, Any], errors: list[ValidationError]) -> str:
+        """When the only problem is arguments the tool does not take, the call without them,
+        for the model to make: the 1.5B added the pick's ``held_object_id`` to a place, took
+        the refusal for the task failing and ended it (eval run L). Never made for it: the
+        server gets only what the model sent and the hooks checked."""
+        if not all(e.validator == "additionalProperties" and not e.absolute_path for e in errors):
+            return ""
+        properties = self._validator.schema.get("properties") or {}
+        kept = {key: value for key, value in arguments.items() if key in properties}
+        if kept == arguments or not self._validator.is_valid(kept):
+            return ""
+        return f"; without them the call is valid: {self._name} {json.dumps(kept, ensure_ascii=False)}"
 
 
 def _non_finite_path(value: Any, path: str = "") -> str | None:
