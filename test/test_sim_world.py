@@ -282,6 +282,31 @@ def test_no_parking_pose_is_a_trap() -> None:
     assert parked >= 30
 
 
+def test_a_pose_at_the_footprint_radius_from_a_wall_can_be_driven_to() -> None:
+    """Eval run L (slippery, seed 0): the mug moved to the kitchen table's north edge; the
+    robot parked beside it, picked it, and every drive failed after: the counter's north
+    side lies exactly 0.30 m (the footprint radius) from the west wall, and the drive's
+    points came out a rounding error inside it."""
+    spec = apartment_spec()
+    mug = next(o for o in spec.objects if o.id == "blue_mug")
+    moved = spec.model_copy(
+        update={
+            "objects": tuple(
+                o.model_copy(update={"x": 1.727, "y": 3.456, "surface": "kitchen_table"}) if o is mug else o
+                for o in spec.objects
+            )
+        }
+    )
+    world = World(moved)
+    world.pose = Pose2D(2.0, 4.15, -math.pi / 2)  # the table's default standoff, north side
+    assert world.navigate_to("blue_mug").success
+    assert world.pose.distance_to(1.727, 3.95) < 0.01
+    assert world.pick_object("blue_mug").success
+    drive = world.navigate_to("kitchen_counter")
+    assert drive.success, drive.message
+    assert world.pose.distance_to(0.35, 4.75) < 1e-9  # its north side, touching the west wall's reach
+
+
 def test_navigating_to_an_object_parks_within_the_arms_reach_or_fails() -> None:
     """ "Next to" an object is within the reach pick_object applies: from every area, a
     drive to an object either ends where the pick can reach it or does not arrive."""
