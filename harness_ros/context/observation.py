@@ -139,10 +139,9 @@ def observation_update(previous: str | None, text: str) -> str:
     centimetre (the sim's, eval run K). A line is known by its label (the text before its
     first colon): a label that appears, goes or changes (a reading that turns stale or
     missing says so in its label) shows the whole observation again."""
-    lines = text.split("\n")
     if previous is None:
         return text
-    before = previous.split("\n")
+    lines, before = text.split("\n"), previous.split("\n")
     if [_label(line) for line in before] != [_label(line) for line in lines]:
         return text
     changed = [line for line, old in zip(lines[1:], before[1:], strict=True) if line != old]

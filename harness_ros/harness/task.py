@@ -342,9 +342,10 @@ class TaskRunner:
         outcome = compactor.compact(builder.history, measure=lambda: builder.estimate_tokens(obs_message))
         if outcome.compacted or outcome.error:
             yield self._emit(EventType.COMPACTION, {**outcome.to_dict(), "threshold_tokens": threshold})
-        if outcome.compacted:
-            self._shown_observation = None  # the earlier ones are gone: the next is whole
-        if outcome.compacted and h.memory is not None:
+        if not outcome.compacted:
+            return
+        self._shown_observation = None  # the earlier ones are gone: the next is whole
+        if h.memory is not None:
             # The snapshots after the first hold only changes; the checkpoint summarised the
             # earlier ones, so the model is shown the notes whole once more.
             h.memory.show_whole_task_notes()
