@@ -282,6 +282,33 @@ def test_no_parking_pose_is_a_trap() -> None:
     assert parked >= 30
 
 
+def test_no_pose_two_drives_from_an_area_is_a_trap() -> None:
+    """Eval run L: a drive to the kitchen table from beside the counter parked on the table's
+    west side, and from its north side nothing was reachable; episodes looped there. Every
+    pose one drive from an area, and every pose one drive from those, has a way out."""
+    spec = apartment_spec()
+    targets = [a.name for a in spec.areas] + [b.id for b in spec.boxes if b.kind == "surface"]
+    targets += [o.id for o in spec.objects]
+
+    def parked_from(pose: Pose2D) -> set[tuple[float, float, float]]:
+        poses = set()
+        for target in targets:
+            world = World(spec)
+            world.pose = pose
+            if world.navigate_to(target).success:
+                poses.add((round(world.pose.x, 6), round(world.pose.y, 6), round(world.pose.yaw, 6)))
+        return poses
+
+    first = set().union(*(parked_from(Pose2D(a.x, a.y, a.yaw)) for a in spec.areas))
+    second = set().union(*(parked_from(Pose2D(*p)) for p in first)) - first
+    for x, y, yaw in sorted(first | second):
+        world = World(spec)
+        world.pose = Pose2D(x, y, yaw)
+        escapes = [a.name for a in spec.areas if world._path_blocker(a.x, a.y) is None]
+        assert escapes, f"no area reachable in a straight line from {world.pose}"
+    assert len(second) > 0  # the chained drives reach poses the first drives do not
+
+
 def test_a_pose_at_the_footprint_radius_from_a_wall_can_be_driven_to() -> None:
     """Eval run L (slippery, seed 0): the mug moved to the kitchen table's north edge; the
     robot parked beside it, picked it, and every drive failed after: the counter's north

@@ -512,10 +512,17 @@ class World:
         free = [(x, y, yaw) for x, y, yaw in candidates if self.collision(x, y) is None]
         if not free:
             return None
-        # Prefer sides the base can drive to in a straight line, then the nearest.
+        # Never a side the base could not leave when another side is free: a straight-line
+        # base parked west of the kitchen table after the counter had no area reachable and
+        # the model looped there (eval run L); a drive refused as blocked names the areas it
+        # can reach instead. Then sides reachable in a straight line, then the nearest.
         x, y, yaw = min(
             free,
-            key=lambda c: (self._path_blocker(c[0], c[1]) is not None, self.pose.distance_to(c[0], c[1])),
+            key=lambda c: (
+                self._path_blocker(c[0], c[1]) is not None,
+                not self._has_way_out(c[0], c[1]),
+                self.pose.distance_to(c[0], c[1]),
+            ),
         )
         return Pose2D(x, y, yaw)
 
@@ -543,23 +550,32 @@ class World:
             x, y = ox + nx * reach_out, oy + ny * reach_out
             if self.collision(x, y) is None:
                 blocked = self._path_blocker(x, y) is not None
-                candidates.append((blocked, reach_out, self.pose.distance_to(x, y), x, y))
+                trapped = not self._has_way_out(x, y)
+                candidates.append((blocked, trapped, reach_out, self.pose.distance_to(x, y), x, y))
         if not candidates:
             return None
-        # Closest to the object among those reachable in a straight line, if any.
+        # As for a surface: never a dead end when there is another edge, then reachable in a
+        # straight line, then closest to the object.
         *_, x, y = min(candidates)
         return Pose2D(x, y, math.atan2(oy - y, ox - x))
 
-    def _path_blocker(self, gx: float, gy: float) -> str | None:
-        """First box the footprint would hit on the straight line to (gx, gy)."""
-        length = self.pose.distance_to(gx, gy)
+    def _path_blocker(self, gx: float, gy: float, start: tuple[float, float] | None = None) -> str | None:
+        """First box the footprint would hit on the straight line to (gx, gy).
+
+        From the robot's pose, or from ``start``."""
+        sx, sy = start if start is not None else (self.pose.x, self.pose.y)
+        length = math.hypot(gx - sx, gy - sy)
         steps = max(1, math.ceil(length / _PATH_STEP_M))
         for i in range(1, steps + 1):
             f = i / steps
-            hit = self.collision(self.pose.x + (gx - self.pose.x) * f, self.pose.y + (gy - self.pose.y) * f)
+            hit = self.collision(sx + (gx - sx) * f, sy + (gy - sy) * f)
             if hit is not None:
                 return hit
         return None
+
+    def _has_way_out(self, x: float, y: float) -> bool:
+        """Whether some area is reachable in a straight line from (x, y)."""
+        return any(self._path_blocker(a.x, a.y, start=(x, y)) is None for a in self.spec.areas)
 
     # -- pick_object -----------------------------------------------------------------
 
