@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -27,6 +28,7 @@ from harness_ros_sim.learning_eval import (
     TokenCount,
     draw_pick_failures,
     episode_metrics,
+    episodes_done,
     generate_suite,
     make_scenario,
     render_markdown,
@@ -279,6 +281,26 @@ def test_summary_table_json_and_markdown_agree(suite: tuple[Any, ...]) -> None:
         assert any(line.startswith(f"| {row[0]} ") for line in markdown.splitlines()), row[0]
 
 
+def test_a_report_of_an_evaluation_stopped_early_says_how_far_it_got(
+    suite: tuple[Any, ...], tmp_path: Path
+) -> None:
+    whole = _report(suite, scripted=False)
+    assert episodes_done(whole) == 3
+    assert render_table(whole).startswith("harness-ros eval: 3 episode(s) per arm,")
+    # Stopped during episode 2 of memory off: memory on has run it, memory off has not.
+    last_off = max((r for r in whole.results if r.arm is Arm.MEMORY_OFF), key=lambda r: r.scenario.episode)
+    results = tuple(r for r in whole.results if r is not last_off)
+    stopped = dataclasses.replace(
+        whole, results=results, summaries={arm: summarize_arm(arm, results) for arm in Arm}
+    )
+    assert episodes_done(stopped) == 2
+    assert render_table(stopped).startswith("harness-ros eval: 2 of 3 episode(s) per arm so far,")
+    outputs = write_outputs(stopped, tmp_path)
+    data = json.loads(outputs.json.read_text())
+    assert (data["episodes"], data["episodes_done"]) == (3, 2)
+    assert outputs.markdown.read_text().startswith("# harness-ros eval: 2 of 3 episode(s) per arm so far,")
+
+
 def test_scripted_runs_say_they_do_not_measure_learning(suite: tuple[Any, ...], tmp_path: Path) -> None:
     report = _report(suite, scripted=True)
     assert SCRIPTED_DISCLAIMER in render_table(report)
@@ -329,8 +351,17 @@ def test_two_episode_scripted_eval_end_to_end(tmp_path: Path, ros_env: dict[str,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert f"NOTE: {SCRIPTED_DISCLAIMER}" in result.stdout
+    # The arms take turns, so an evaluation stopped early compares the same episodes.
+    starts = [line.split(":")[0].strip() for line in result.stdout.splitlines() if "] episode " in line]
+    assert starts == [
+        "[memory on] episode 0 (reach)",
+        "[memory off] episode 0 (reach)",
+        "[memory on] episode 1 (hidden)",
+        "[memory off] episode 1 (hidden)",
+    ], starts
 
     data = json.loads((workdir / "eval.json").read_text())
+    assert (data["episodes"], data["episodes_done"]) == (2, 2)
     assert data["measures_learning"] is False and data["disclaimer"] == SCRIPTED_DISCLAIMER
     expected = [s.to_dict() for s in generate_suite(0, 2)]
     assert data["scenarios"] == expected

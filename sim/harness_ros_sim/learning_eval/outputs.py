@@ -33,6 +33,7 @@ __all__ = [
     "SCRIPTED_DISCLAIMER",
     "EvalOutputs",
     "draw_pick_failures",
+    "episodes_done",
     "render_markdown",
     "render_table",
     "report_to_dict",
@@ -150,11 +151,19 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
     return [line(header), separator, *(line(row) for row in rows)]
 
 
+def episodes_done(report: EvalReport) -> int:
+    """Episodes every arm has run: fewer than asked for when the evaluation stopped early."""
+    return min((sum(r.arm is arm for r in report.results) for arm in _ARMS), default=0)
+
+
 def _title(report: EvalReport) -> str:
-    return (
-        f"harness-ros eval: {report.episodes} episode(s) per arm, suite seed {report.seed}, "
-        f"decisions by {report.decisions}"
+    done = episodes_done(report)
+    episodes = (
+        f"{report.episodes} episode(s) per arm"
+        if done >= report.episodes
+        else f"{done} of {report.episodes} episode(s) per arm so far"
     )
+    return f"harness-ros eval: {episodes}, suite seed {report.seed}, decisions by {report.decisions}"
 
 
 def render_table(report: EvalReport) -> str:
@@ -175,6 +184,7 @@ def report_to_dict(report: EvalReport) -> dict[str, Any]:
         "decisions": report.decisions,
         "seed": report.seed,
         "episodes": report.episodes,
+        "episodes_done": episodes_done(report),
         "settings": dict(report.settings),
         "definitions": {
             "success": "the scenario's success condition on the sim's ground truth after the task",

@@ -2,11 +2,12 @@
 
 One sim process serves the whole evaluation: before every episode it is reset
 (``~/reset``) to the episode's world file and sim seed, so both arms start each
-episode from the same state. The harness node runs as a separate process, as in
-the demo: one for the whole *memory on* arm (one memory folder, consolidated after
-every completed task) and a fresh one per episode in the *memory off* arm (an empty
-memory folder each time). Tasks go through the node's task API; success is judged
-from the sim's ground truth after the task, never from the model's report.
+episode from the same state. The arms take turns, episode by episode. The harness
+node runs as a separate process, as in the demo, a fresh one per episode and arm: the
+*memory on* arm's nodes share one memory folder (consolidated after every completed
+task), each *memory off* node gets an empty one. eval.json, eval.md and the plot are
+written after every pair of episodes. Tasks go through the node's task API; success is
+judged from the sim's ground truth after the task, never from the model's report.
 
 This process talks ROS through one ``EvalClient``: a node in its own rclpy Context for
 the sim's parameters, reset and ground truth, and the task client that ``harness-ros
@@ -433,35 +434,26 @@ class EvalRunner:
             self.out(f"    (HTML report for {run_dir.name} failed: {err})")
             return None
 
-    def _run_arm(
-        self, arm: Arm, suite: tuple[Scenario, ...], worlds: list[Path], config: Path
-    ) -> list[EpisodeResult]:
-        folder = self.workdir / arm.value
-        runs = folder / "runs"
-        record = folder / "model_calls.jsonl"
+    def _run_pair(self, scenario: Scenario, world: Path, config: Path) -> list[EpisodeResult]:
+        """One episode of the suite in each arm, memory on first.
+
+        The arms take turns episode by episode, each on a node of its own, so that an
+        evaluation stopped early (a session's end, a slow machine) still compares the arms on
+        the same scenarios; a first memory-off arm after a whole memory-on one did not (run L).
+        """
         results = []
-        self.out("")
-        self.out(
-            f"Arm {arm.label}: "
-            + (
-                f"one memory folder for all episodes ({folder / 'memory'})"
-                if arm is Arm.MEMORY_ON
-                else f"a fresh memory folder per episode (under {folder / 'memory'})"
-            )
-        )
-        if arm is Arm.MEMORY_ON:
-            self._start_node(arm.value, folder / "memory", runs, record, config)
-        for scenario, world in zip(suite, worlds, strict=True):
-            memory = folder / "memory"
-            if arm is Arm.MEMORY_OFF:
-                memory = memory / scenario.id
-                self._start_node(f"{arm.value}-{scenario.id}", memory, runs, record, config)
+        for arm in (Arm.MEMORY_ON, Arm.MEMORY_OFF):
+            folder = self.workdir / arm.value
+            # Memory on carries one folder across the episodes; memory off starts each empty.
+            memory = folder / "memory" if arm is Arm.MEMORY_ON else folder / "memory" / scenario.id
+            record = folder / "model_calls.jsonl"
+            self._start_node(f"{arm.value}-{scenario.id}", memory, folder / "runs", record, config)
             self.out(
                 f"  [{arm.label}] episode {scenario.episode} ({scenario.kind.value}): "
                 f"{scenario.instruction!r}"
             )
             results.append(self._episode(arm, scenario, world, memory, record))
-        self._stop_node()
+            self._stop_node()
         return results
 
     # -------------------------------------------------------------- main
@@ -479,6 +471,13 @@ class EvalRunner:
                 "  Set --model or HARNESS_MODEL (and --api-base for a local server) to measure learning."
             )
         self.out(f"  ROS domain {domain} (private, localhost only); sim time runs at {options.sim_speed:g}x")
+
+    def _announce_arms(self) -> None:
+        on, off = (self.workdir / arm.value / "memory" for arm in (Arm.MEMORY_ON, Arm.MEMORY_OFF))
+        self.out("")
+        self.out(f"Arm {Arm.MEMORY_ON.label}: one memory folder for all episodes ({on})")
+        self.out(f"Arm {Arm.MEMORY_OFF.label}: a fresh memory folder per episode (under {off})")
+        self.out("The arms take turns: each episode runs with memory on, then with memory off.")
 
     def run(self) -> int:
         from domain_coordinator import domain_id
@@ -498,8 +497,11 @@ class EvalRunner:
                 try:
                     self.out(f"starting the simulated robot (logs in {self.logs}) ...")
                     self._start_sim()
-                    for arm in (Arm.MEMORY_ON, Arm.MEMORY_OFF):
-                        results += self._run_arm(arm, suite, worlds, config)
+                    self._announce_arms()
+                    for scenario, world in zip(suite, worlds, strict=True):
+                        results += self._run_pair(scenario, world, config)
+                        # Written after each pair: a stopped evaluation leaves its table so far.
+                        write_outputs(self._build_report(suite, results, config, started), self.workdir)
                 finally:
                     self._stop_node()
                     if self.sim is not None:
