@@ -605,6 +605,17 @@ def test_failure_phrases_and_the_items_about_them() -> None:
     reason = "action server '/sim/pick_object' aborted the goal: object out of reach: 1.01 m > 0.75 m"
     assert failure_phrases(reason) == ["object out of reach"]
     assert failure_phrases("timed out after 30 s") == []  # digits: a detail, not a kind of failure
+    # What blocked a drive is a detail; the kind is the words before it (the sim and Gazebo).
+    blocked = (
+        "action server '/sim/navigate_to' aborted the goal: path blocked by office_wall_south_a; "
+        "areas reachable in a straight line from here: doorway, kitchen, living_room"
+    )
+    assert failure_phrases(blocked) == ["path blocked"]
+    assert failure_phrases("path blocked by an obstacle 0.21 m ahead of the base (lidar)") == ["path blocked"]
+    skill_file = Path(__file__).resolve().parents[1] / "skills" / "recover-failed-grasp" / "SKILL.md"
+    skill = skill_file.read_text(encoding="utf-8")
+    (item,) = items_about(skill, blocked)
+    assert item.startswith('"path blocked" (a drive):') and "doorway" in item
     text = (
         "Intro.\n\n- Object out of reach: drive\n  closer.\n- Slipped: again.\n1. object out of reach twice\n"
     )

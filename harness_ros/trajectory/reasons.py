@@ -20,12 +20,15 @@ _MAX_PHRASE_WORDS = 6
 
 
 def failure_phrases(reason: str) -> list[str]:
-    """The clauses of ``reason`` that name a kind of failure: two to six plain words."""
+    """The clauses of ``reason`` that name a kind of failure: two to six plain words, or
+    such words before `` by `` and what did it (``path blocked by office_wall_south_a``:
+    ``path blocked``; the sim's drives and the Gazebo lidar stop say what blocked them)."""
     phrases = []
-    for part in reason.lower().split(":"):
-        clause = part.strip().strip(".;")
-        if _WORDY.match(clause) and 2 <= len(clause.split()) <= _MAX_PHRASE_WORDS:
-            phrases.append(clause)
+    for part in re.split(r"[:;]", reason.lower()):
+        clause = part.strip().strip(".")
+        kind = clause.split(" by ", 1)[0] if not _WORDY.match(clause) else clause
+        if _WORDY.match(kind) and 2 <= len(kind.split()) <= _MAX_PHRASE_WORDS and kind not in phrases:
+            phrases.append(kind)
     return phrases
 
 
