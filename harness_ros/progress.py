@@ -129,6 +129,8 @@ def _event_line(event: dict[str, Any]) -> str | None:
             return f"{prefix}  -> ok {_short(values, 120)}"
         if data.get("refusal") == "held_by_experience":  # the robot did nothing: no failure
             return f"{prefix}  -> HELD by experience: {_short(step.result.reason or '', 200)}"
+        if data.get("refusal") == "held_finish":  # the task goes on: no failure
+            return f"{prefix}  -> HELD, the task goes on: {_short(step.result.reason or '', 200)}"
         return f"{prefix}  -> FAILED: {_short(step.result.reason or '', 160)}"
     if kind == "verdict":
         verdict = data.get("verdict", data)

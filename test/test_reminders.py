@@ -891,3 +891,59 @@ def test_after_a_held_call_a_drive_elsewhere_keeps_the_note_with_what_ran_since(
         'then grasp {"object_id": "red_cup"}.',
     ]
     assert last[4] == 'The step your experience gives is taken: now call grasp {"object_id": "red_cup"}.'
+
+
+def test_giving_up_right_after_a_call_refused_for_its_arguments_is_held_once_a_task() -> None:
+    # Eval run M, episode 0 of both arms: after the pick the 1.5B called place_object with
+    # the pick's held_object_id, was refused, and ended the task as failed; the robot had
+    # done nothing. The finish is answered with the refusal once, and the task goes on.
+    grasp, drive, ran = _counted_grasp_and_drive()
+    script = [
+        reply(call("grasp", object_id="red_cup", held_object_id="red_cup")),  # refused: extra argument
+        final("The cup was too far away.", outcome="failed"),  # held
+        reply(call("grasp", object_id="red_cup")),
+        reply(call("drive", target="table", speed=2)),  # refused again
+        final("Could not drive.", outcome="failed"),  # once a task: this one ends it
+    ]
+    model = _ServedHereModel(script)
+    events = run_all(Harness(model=model, tools=[grasp, drive]))
+    assert ran == ["grasp red_cup"]
+    results = of(events, EventType.TOOL_RESULT)
+    assert [(e.data["tool"], e.data.get("refusal")) for e in results] == [
+        ("grasp", "invalid_arguments"),
+        ("finish_task", "held_finish"),
+        ("grasp", None),
+        ("drive", "invalid_arguments"),
+    ]
+    answer = tool_contents(model.requests[2])[-1]
+    assert answer["success"] is False and answer["reason"].startswith(
+        "not ended: your last call, grasp, was refused for its arguments before it ran, so the robot "
+        "did nothing and nothing failed (invalid arguments for 'grasp'"
+    )
+    assert 'without them the call is valid: grasp {"object_id": "red_cup"}' in answer["reason"]
+    shown = format_event(results[1].to_dict())
+    assert shown is not None and "HELD, the task goes on" in shown and "FAILED" not in shown
+    end = done(events).data
+    assert (end["finished_by"], end["outcome"], end["report"]) == (
+        "finish_task",
+        "failed",
+        "Could not drive.",
+    )
+
+
+def test_a_finish_is_not_held_after_a_robot_failure_a_success_claim_or_for_a_hosted_model() -> None:
+    from harness_ros.tools import failure, tool
+
+    @tool(description="Grasp an object.", physical=True)
+    def grasp(object_id: str) -> dict[str, Any]:
+        return failure("object out of reach: 0.96 m > 0.75 m")
+
+    cases = [
+        (_ServedHereModel, [reply(call("grasp", object_id="cup")), final("out of reach", outcome="failed")]),
+        (_ServedHereModel, [reply(call("grasp", object_id="cup", force=9)), final("done")]),
+        (ScriptedModel, [reply(call("grasp", object_id="cup", force=9)), final("no", outcome="failed")]),
+    ]
+    for model_type, script in cases:
+        events = run_all(Harness(model=model_type(script), tools=[grasp]))
+        assert not [e for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_finish"]
+        assert done(events).data["finished_by"] == "finish_task"

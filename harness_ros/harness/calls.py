@@ -86,11 +86,14 @@ REFUSAL_KINDS = (
     "rewritten_invalid",
     "cancelled_before_execution",
     "held_by_experience",
+    "held_finish",
 )
 """Why a call did not run: argument validation, a hook's block (safety filter, approval
-denied), a missing server, a hook's rewrite that no longer validates, a cancellation, or
-the tool's own experience ledger (a step to take before its first call in a task was not
-taken: the call is answered with that step once, and runs when made again)."""
+denied), a missing server, a hook's rewrite that no longer validates, a cancellation, the
+tool's own experience ledger (a step to take before its first call in a task was not
+taken: the call is answered with that step once, and runs when made again), or a
+``finish_task`` giving up right after a call refused for its arguments (answered once with
+that refusal; called again, it ends the task)."""
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,8 @@ class TaskRunner:
         self._held: set[tuple[str, str]] = set()
         """Calls held by a step their tool's ledger gives (tool, arguments as JSON): each once."""
         self._last_hold: _Hold | None = None
+        self._finish_was_held = False
+        """Whether a finish_task was held after a call refused for its arguments (once a task)."""
         self._shown_observation: str | None = None
         """The text of the last observation kept in a text-only model's history."""
         self._tokens = dict.fromkeys(Usage().to_dict(), 0)
@@ -380,6 +382,10 @@ class TaskRunner:
         first, rest = calls[0], calls[1:]
         if first.name == FINISH_TASK and self._h.calls.check(first) is None:
             assert first.arguments is not None  # checked
+            held = self._finish_held(first)
+            if held is not None:
+                yield from self._hold(builder, first, held, rest, refusal="held_finish")
+                return None
             yield from self._refuse_later_calls(
                 None, rest, lambda _: f"not executed: the task ended with {FINISH_TASK}"
             )
@@ -467,6 +473,31 @@ class TaskRunner:
             "made again as it is, the call runs"
         )
 
+    def _finish_held(self, call: ToolCall) -> str | None:
+        """The answer to a ``finish_task`` that gives up right after a robot call was refused
+        for its arguments, once a task, for a model served on this machine; else None.
+
+        Eval run M (the 1.5B, both arms, episode 0): after the pick it called place_object
+        with the pick's ``held_object_id``, was answered with the call without it, and ended
+        the task as failed ("The object was too far away"): the robot had done nothing, and
+        the task was one place away from done. Called again, ``finish_task`` ends the task."""
+        if not getattr(self._h.model, "stops_at_harness_text", False) or self._finish_was_held:
+            return None
+        assert call.arguments is not None  # checked by the caller
+        steps = self._fold.trajectory.steps
+        last = steps[-1] if steps else None
+        if call.arguments.get("outcome") != "failed" or last is None:
+            return None
+        if last.refusal != "invalid_arguments" or not self._is_physical(last.tool):
+            return None
+        self._finish_was_held = True
+        why = last.result.reason or "no reason given"
+        return (
+            f"not ended: your last call, {last.tool}, was refused for its arguments before it ran, "
+            f"so the robot did nothing and nothing failed ({why}). Make the call with valid "
+            f"arguments; call {FINISH_TASK} again to end the task anyway"
+        )
+
     def _held_focus(self) -> Message | None:
         """After a held call, the step to take and the call to make again, as the last words
         before a decision, until the held tool runs (or a robot call since fails: the failure
@@ -500,10 +531,17 @@ class TaskRunner:
         return {"role": "user", "content": text}
 
     def _hold(
-        self, builder: ContextBuilder, call: ToolCall, answer: str, rest: Sequence[ToolCall]
+        self,
+        builder: ContextBuilder,
+        call: ToolCall,
+        answer: str,
+        rest: Sequence[ToolCall],
+        *,
+        refusal: str = "held_by_experience",
     ) -> Iterator[HarnessEvent]:
-        """Answer a held call with the step to take first; the robot does nothing."""
-        assert call.arguments is not None  # checked by _held_by_experience
+        """Answer a held call (with the step to take first, or a held ``finish_task`` with
+        the refusal it followed); the robot does nothing."""
+        assert call.arguments is not None  # checked by the caller
         yield self._emit(
             EventType.TOOL_CALL, {"tool": call.name, "call_id": call.id, "arguments": dict(call.arguments)}
         )
@@ -515,7 +553,7 @@ class TaskRunner:
                 "call_id": call.id,
                 "result": held,
                 "executed": False,
-                "refusal": "held_by_experience",
+                "refusal": refusal,
             }
             | ({"recovered_from_text": True} if call.recovered_from_text else {}),
         )

@@ -181,7 +181,8 @@ class EpisodeMetrics:
     """Entries consolidation refused, per rule (a transient reference, no confirmed success, ...)."""
     held_calls: Mapping[str, int] = field(default_factory=dict)
     """Calls the harness answered with the step their tool's ledger gives before a first
-    call, per tool (refusal ``held_by_experience``): not run, so neither calls nor failures."""
+    call, per tool (refusal ``held_by_experience`` or ``held_finish``): not run, so neither calls
+    nor failures."""
 
     @property
     def failed_total(self) -> int:

@@ -5,8 +5,9 @@ Definitions (the same for both arms, and what the tests recount):
 - a failed call is a ``tool_result`` event whose result envelope is not
   ``success: true`` (a tool failure, an evaluator's failure verdict, a blocked or
   malformed call, a refused second call in one turn); a call held by a step from its
-  tool's ledger (refusal ``held_by_experience``: the robot did nothing) is counted on its
-  own, as held, neither a call nor a failure;
+  tool's ledger (refusal ``held_by_experience``: the robot did nothing), or a
+  ``finish_task`` held after a call refused for its arguments (``held_finish``), is
+  counted on its own, as held, neither a call nor a failure;
 - turns are the ``turn`` events;
 - decision tokens are the summed ``usage`` of the ``model_response`` events;
 - the outcome is the ``done`` event's ``outcome`` (succeeded, failed, unverified), counted
@@ -42,6 +43,8 @@ __all__ = [
 PICK_TOOL = "pick_object"
 HELD_BY_EXPERIENCE = "held_by_experience"
 """The refusal of a call held by its tool's ledger (``harness.calls.REFUSAL_KINDS``)."""
+HELD_KINDS = frozenset({HELD_BY_EXPERIENCE, "held_finish"})
+"""Refusals of a held call: by its ledger, or a finish_task held after a refused call."""
 
 
 def read_jsonl(path: Path, *, skip: int = 0) -> list[dict[str, Any]]:
@@ -113,7 +116,7 @@ def episode_metrics(events: Iterable[Mapping[str, Any]]) -> EpisodeMetrics:
             tokens = tokens + _usage(data)
         elif kind == "tool_result":
             tool = str(data.get("tool") or "?")
-            if data.get("refusal") == HELD_BY_EXPERIENCE:
+            if data.get("refusal") in HELD_KINDS:
                 held[tool] += 1
                 continue
             calls[tool] += 1
