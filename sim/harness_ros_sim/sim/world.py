@@ -512,10 +512,9 @@ class World:
         free = [(x, y, yaw) for x, y, yaw in candidates if self.collision(x, y) is None]
         if not free:
             return None
-        # Never a side the base could not leave when another side is free: a straight-line
-        # base parked west of the kitchen table after the counter had no area reachable and
-        # the model looped there (eval run L); a drive refused as blocked names the areas it
-        # can reach instead. Then sides reachable in a straight line, then the nearest.
+        # Sides the base can drive to in a straight line first; among them one it can leave
+        # again (some area reachable in a straight line from there: eval run L parked north
+        # of the kitchen table with none, and the model looped there); then the nearest.
         x, y, yaw = min(
             free,
             key=lambda c: (
@@ -554,8 +553,8 @@ class World:
                 candidates.append((blocked, trapped, reach_out, self.pose.distance_to(x, y), x, y))
         if not candidates:
             return None
-        # As for a surface: never a dead end when there is another edge, then reachable in a
-        # straight line, then closest to the object.
+        # As for a surface: reachable in a straight line, then one with a way out, then the
+        # closest to the object.
         *_, x, y = min(candidates)
         return Pose2D(x, y, math.atan2(oy - y, ox - x))
 
