@@ -94,7 +94,7 @@ def good_config(folder: Path) -> dict[str, Any]:
             },
             {
                 "name": "place_object",
-                "description": "Put the held object on a surface by id.",
+                "description": "Put what the gripper holds on a surface by id.",
                 "action": "/sim/place_object",
                 "type": "harness_sim_msgs/action/PlaceObject",
                 "required_arguments": ["surface_id"],

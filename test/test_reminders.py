@@ -923,6 +923,15 @@ def test_giving_up_right_after_a_call_refused_for_its_arguments_is_held_once_a_t
     assert 'without them the call is valid: grasp {"object_id": "red_cup"}' in answer["reason"]
     shown = format_event(results[1].to_dict())
     assert shown is not None and "HELD, the task goes on" in shown and "FAILED" not in shown
+    # Until another call is made, each decision ends with the call without the extra argument.
+    grasp_again = (
+        "Your last grasp call did not run (the robot did nothing): grasp takes no held_object_id. "
+        'The call without it, not run yet:\n{"name": "grasp", "arguments": {"object_id": "red_cup"}}'
+    )
+    last = [str(request[-1]["content"]) for request in model.requests]
+    assert last[1] == last[2] == grasp_again
+    assert "did not run" not in last[3]  # the grasp ran
+    assert last[4].endswith('{"name": "drive", "arguments": {"target": "table"}}')
     end = done(events).data
     assert (end["finished_by"], end["outcome"], end["report"]) == (
         "finish_task",

@@ -246,7 +246,9 @@ class TaskRunner:
             if end is not None:
                 return end
             messages = builder.messages(self._kept_observation(builder, obs_message))
-            focus = self._held_focus() or self._failure_focus() or self._ahead_focus()
+            focus = (
+                self._held_focus() or self._refused_focus() or self._failure_focus() or self._ahead_focus()
+            )
             if focus is not None:
                 messages.append(focus)
             try:
@@ -497,6 +499,39 @@ class TaskRunner:
             f"so the robot did nothing and nothing failed ({why}). Make the call with valid "
             f"arguments; call {FINISH_TASK} again to end the task anyway"
         )
+
+    def _refused_focus(self) -> Message | None:
+        """After a robot call refused only for arguments its tool does not take, that call
+        without them, as a call, as the last words before a decision (a model served on this
+        machine), until another call is made.
+
+        Eval run M, episode 0: after the pick the 1.5B called place_object with the pick's
+        ``held_object_id``; answered with the call without it, it ended the task as failed,
+        and held once, it ended it again. The 1.5B copies a call written as JSON at the end
+        of its prompt (the held call's answer, run J)."""
+        if not getattr(self._h.model, "stops_at_harness_text", False):
+            return None
+        steps = self._fold.trajectory.steps
+        last = steps[-1] if steps else None
+        if last is None or last.refusal != "invalid_arguments" or not self._is_physical(last.tool):
+            return None
+        found = self._h.registry.get(last.tool)
+        assert found is not None  # physical
+        known = found.spec.input_schema.get("properties") or {}
+        extra = [name for name in last.arguments if name not in known]
+        kept = {name: value for name, value in last.arguments.items() if name in known}
+        valid = ToolCall("refused", last.tool, json.dumps(kept, default=str), kept)
+        if not extra or self._h.calls.check(valid) is not None:
+            return None
+        call_json = json.dumps({"name": last.tool, "arguments": kept}, ensure_ascii=False, default=str)
+        return {
+            "role": "user",
+            "content": (
+                f"Your last {last.tool} call did not run (the robot did nothing): {last.tool} takes no "
+                f"{', '.join(extra)}. The call without {'it' if len(extra) == 1 else 'them'}, not run yet:\n"
+                f"{call_json}"
+            ),
+        }
 
     def _held_focus(self) -> Message | None:
         """After a held call, the step to take and the call to make again, as the last words
