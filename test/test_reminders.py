@@ -786,6 +786,41 @@ def test_a_first_call_without_its_ledgers_step_is_held_once_with_the_step_bound_
     assert memory.failure_lessons("grasp") == [_DRIVE_FIRST]  # a held call teaches nothing
 
 
+def test_repeating_the_last_call_while_a_call_waits_for_its_step_is_held_once(tmp_path: Path) -> None:
+    # Eval run M, episode 1: held with "drive to red_cup first", the 1.5B drove to the surface
+    # again, where the robot already was, and the grasp from there failed.
+    grasp, drive, ran = _counted_grasp_and_drive()
+    memory = _memory_with_grasp_lessons(tmp_path, _DRIVE_FIRST)
+    again = call("drive", target="kitchen_table")
+    script = [
+        reply(again),
+        reply(call("grasp", object_id="red_cup")),  # held by the ledger's step
+        reply(again),  # held: the call that ran last
+        reply(again),  # made again as it is: it runs
+        reply(call("drive", target="red_cup", standoff_m=0)),
+        reply(call("grasp", object_id="red_cup")),
+        final("ok"),
+    ]
+    model = _ServedHereModel(script)
+    events = run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
+    assert ran == ["drive kitchen_table", "drive kitchen_table", "drive red_cup", "grasp red_cup"]
+    kinds = [(e.data["tool"], e.data.get("refusal")) for e in of(events, EventType.TOOL_RESULT)]
+    assert kinds == [
+        ("drive", None),
+        ("grasp", "held_by_experience"),
+        ("drive", "held_by_experience"),
+        ("drive", None),
+        ("drive", None),
+        ("grasp", None),
+    ]
+    answer = tool_contents(model.requests[3])[-1]["reason"]
+    assert answer == (
+        'not run (the robot did nothing): drive {"target": "kitchen_table"} is the call that ran last, '
+        'and it succeeded; your experience with grasp says to call drive {"target": "red_cup", '
+        '"standoff_m": 0} first, then grasp {"object_id": "red_cup"}; made again as it is, the call runs'
+    )
+
+
 def test_a_held_call_made_again_as_it_was_runs(tmp_path: Path) -> None:
     grasp, drive, ran = _counted_grasp_and_drive()
     memory = _memory_with_grasp_lessons(tmp_path, _DRIVE_FIRST)

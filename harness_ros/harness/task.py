@@ -397,7 +397,7 @@ class TaskRunner:
         if not self._acting and self._h.memory is not None:
             self._acting = True
             self._h.memory.set_phase("acting")
-        held = self._held_by_experience(first)
+        held = self._held_by_experience(first) or self._held_repeat(first)
         if held is not None:
             yield from self._hold(builder, first, held, rest)
             return None
@@ -473,6 +473,37 @@ class TaskRunner:
             f"not run (the robot did nothing): your experience with {call.name} says to call "
             f"{', then '.join(calls)} first, then {_call_of(call.name, call.arguments)} again; "
             "made again as it is, the call runs"
+        )
+
+    def _held_repeat(self, call: ToolCall) -> str | None:
+        """The answer to a robot call that repeats the last one that ran, made while a held
+        call waits for the step its ledger gives, once per call; else None.
+
+        Eval run M, episode 1 (memory on): the pick was held with `navigate_to {"target":
+        "red_cup", "standoff_m": 0} first`; the 1.5B drove to kitchen_counter again, where the
+        robot already was, and the pick from there failed (not visible). Made again as it
+        is, the call runs."""
+        hold = self._last_hold
+        if hold is None or call.arguments is None or not self._is_physical(call.name):
+            return None
+        steps = self._fold.trajectory.steps
+        if any(s.tool == hold.tool and not s.refused for s in steps[hold.steps_before + 1 :]):
+            return None  # the held tool ran: the hold is over
+        physical = [s for s in steps if self._is_physical(s.tool) and not s.refused]
+        last = physical[-1] if physical else None
+        if last is None or last.failed or hold.step.taken(physical, hold.arguments):
+            return None
+        if (last.tool, dict(last.arguments)) != (call.name, dict(call.arguments)):
+            return None
+        key = (call.name, json.dumps(call.arguments, sort_keys=True, default=str))
+        if key in self._held:
+            return None
+        self._held.add(key)
+        return (
+            f"not run (the robot did nothing): {_call_of(call.name, call.arguments)} is the call that "
+            f"ran last, and it succeeded; your experience with {hold.tool} says to call "
+            f"{', then '.join(hold.step.calls_for(hold.arguments))} first, then "
+            f"{_call_of(hold.tool, hold.arguments)}; made again as it is, the call runs"
         )
 
     def _finish_held(self, call: ToolCall) -> str | None:
