@@ -975,6 +975,28 @@ def test_giving_up_right_after_a_call_refused_for_its_arguments_is_held_once_a_t
     )
 
 
+def test_giving_up_right_after_a_robot_call_succeeded_is_held_once_a_task() -> None:
+    # Eval run N, episode 0: with the cup in the gripper the 1.5B drove to the kitchen table,
+    # then ended the task as failed, with the pick's earlier "object out of reach" as reason.
+    grasp, drive, ran = _counted_grasp_and_drive()
+    script = [
+        reply(call("grasp", object_id="red_cup")),
+        reply(call("drive", target="table")),
+        final("object out of reach", outcome="failed"),  # held
+        final("object out of reach", outcome="failed"),  # ends
+    ]
+    model = _ServedHereModel(script)
+    events = run_all(Harness(model=model, tools=[grasp, drive]))
+    assert ran == ["grasp red_cup", "drive table"]
+    held = [e.data for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_finish"]
+    assert len(held) == 1 and held[0]["result"]["reason"] == (
+        'not ended: your last call, drive {"target": "table"}, succeeded: at table, so nothing failed '
+        "just now. If the task is not done, make its next call; call finish_task again to end the task "
+        "anyway"
+    )
+    assert done(events).data["outcome"] == "failed"
+
+
 def test_a_finish_is_not_held_after_a_robot_failure_a_success_claim_or_for_a_hosted_model() -> None:
     from harness_ros.tools import failure, tool
 

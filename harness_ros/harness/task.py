@@ -508,28 +508,37 @@ class TaskRunner:
 
     def _finish_held(self, call: ToolCall) -> str | None:
         """The answer to a ``finish_task`` that gives up right after a robot call was refused
-        for its arguments, once a task, for a model served on this machine; else None.
+        for its arguments or succeeded, once a task, for a model served on this machine;
+        else None. Called again, ``finish_task`` ends the task.
 
         Eval run M (the 1.5B, both arms, episode 0): after the pick it called place_object
         with the pick's ``held_object_id``, was answered with the call without it, and ended
         the task as failed ("The object was too far away"): the robot had done nothing, and
-        the task was one place away from done. Called again, ``finish_task`` ends the task."""
+        the task was one place away from done. Run N, the same episode: after that refusal
+        it drove to the kitchen table, then ended the task as failed with the cup in the
+        gripper there, giving the pick's earlier "object out of reach" as the reason."""
         if not getattr(self._h.model, "stops_at_harness_text", False) or self._finish_was_held:
             return None
         assert call.arguments is not None  # checked by the caller
         steps = self._fold.trajectory.steps
         last = steps[-1] if steps else None
-        if call.arguments.get("outcome") != "failed" or last is None:
+        if call.arguments.get("outcome") != "failed" or last is None or not self._is_physical(last.tool):
             return None
-        if last.refusal != "invalid_arguments" or not self._is_physical(last.tool):
+        if last.refusal == "invalid_arguments":
+            why = last.result.reason or "no reason given"
+            answer = (
+                f"your last call, {last.tool}, was refused for its arguments before it ran, so the "
+                f"robot did nothing and nothing failed ({why}). Make the call with valid arguments"
+            )
+        elif not last.refused and not last.failed:
+            answer = (
+                f"your last call, {_call_text(last)}, {note_outcome(last.result)}, so nothing "
+                "failed just now. If the task is not done, make its next call"
+            )
+        else:
             return None
         self._finish_was_held = True
-        why = last.result.reason or "no reason given"
-        return (
-            f"not ended: your last call, {last.tool}, was refused for its arguments before it ran, "
-            f"so the robot did nothing and nothing failed ({why}). Make the call with valid "
-            f"arguments; call {FINISH_TASK} again to end the task anyway"
-        )
+        return f"not ended: {answer}; call {FINISH_TASK} again to end the task anyway"
 
     def _refused_focus(self) -> Message | None:
         """After a robot call refused only for arguments its tool does not take, that call
