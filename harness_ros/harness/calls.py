@@ -92,8 +92,8 @@ REFUSAL_KINDS = (
 denied), a missing server, a hook's rewrite that no longer validates, a cancellation, the
 tool's own experience ledger (a step to take before its first call in a task was not
 taken: the call is answered with that step once, and runs when made again), or a
-``finish_task`` giving up right after a call refused for its arguments (answered once with
-that refusal; called again, it ends the task)."""
+``finish_task`` giving up right after a robot call refused for its arguments or one that
+succeeded (answered once a task with what that call did; called again, it ends the task)."""
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,7 @@ class TaskRunner:
         """Calls held by a step their tool's ledger gives (tool, arguments as JSON): each once."""
         self._last_hold: _Hold | None = None
         self._finish_was_held = False
-        """Whether a finish_task was held after a call refused for its arguments (once a task)."""
+        """Whether a finish_task giving up was held this task (it is held once at most)."""
         self._shown_observation: str | None = None
         """The text of the last observation kept in a text-only model's history."""
         self._tokens = dict.fromkeys(Usage().to_dict(), 0)
@@ -615,7 +615,7 @@ class TaskRunner:
         refusal: str = "held_by_experience",
     ) -> Iterator[HarnessEvent]:
         """Answer a held call (with the step to take first, or a held ``finish_task`` with
-        the refusal it followed); the robot does nothing."""
+        what the last robot call did); the robot does nothing."""
         assert call.arguments is not None  # checked by the caller
         yield self._emit(
             EventType.TOOL_CALL, {"tool": call.name, "call_id": call.id, "arguments": dict(call.arguments)}

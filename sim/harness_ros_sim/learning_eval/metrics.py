@@ -6,7 +6,8 @@ Definitions (the same for both arms, and what the tests recount):
   ``success: true`` (a tool failure, an evaluator's failure verdict, a blocked or
   malformed call, a refused second call in one turn); a call held by a step from its
   tool's ledger (refusal ``held_by_experience``: the robot did nothing), or a
-  ``finish_task`` held after a call refused for its arguments (``held_finish``), is
+  ``finish_task`` giving up held once (``held_finish``: the last robot call was refused
+  for its arguments or succeeded), is
   counted on its own, as held, neither a call nor a failure;
 - turns are the ``turn`` events;
 - decision tokens are the summed ``usage`` of the ``model_response`` events;
@@ -44,7 +45,7 @@ PICK_TOOL = "pick_object"
 HELD_BY_EXPERIENCE = "held_by_experience"
 """The refusal of a call held by its tool's ledger (``harness.calls.REFUSAL_KINDS``)."""
 HELD_KINDS = frozenset({HELD_BY_EXPERIENCE, "held_finish"})
-"""Refusals of a held call: by its ledger, or a finish_task held after a refused call."""
+"""Refusals of a held call: by its ledger, or a finish_task giving up, held once."""
 
 
 def read_jsonl(path: Path, *, skip: int = 0) -> list[dict[str, Any]]:

@@ -195,7 +195,8 @@ def report_to_dict(report: EvalReport) -> dict[str, Any]:
             "held one",
             "held call": "a call the harness answered with the step its tool's ledger gives before a "
             "first call (refusal held_by_experience), once per call, or a finish_task giving up right "
-            "after a call refused for its arguments (held_finish), once per task: the robot did nothing",
+            "after a robot call refused for its arguments or one that succeeded (held_finish), once per "
+            "task: the robot did nothing",
             "turns": "turn events of the task",
             "decision tokens": "summed usage of the model_response events",
             "memory tokens": "usage of consolidate and summarize model calls (model.record_file)",
