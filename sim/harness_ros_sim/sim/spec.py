@@ -237,9 +237,10 @@ def apartment_spec() -> WorldSpec:
             height=0.04, surface="office_desk",
         ),
     )  # fmt: skip
-    # The kitchen's point lies at the south end of the aisle between the counter and the table,
-    # so a base parked in the aisle (beside the counter, west of the table) can drive out in a
-    # straight line; at (2.5, 1.5) the table's corner blocked every way out (eval run L).
+    # The kitchen's point lies south-west of the table, below the aisle between the counter
+    # and the table, so a base parked in the aisle (beside the counter, west of the table)
+    # can drive out in a straight line, and one east of the table can drive to it; at
+    # (2.5, 1.5) the table's corner blocked every way out of the aisle (eval run L).
     areas = (
         AreaSpec(
             name="doorway", x=8.0, y=3.4, yaw=math.pi / 2, region=(7.5, 3.0, 8.5, 4.05),
@@ -249,7 +250,7 @@ def apartment_spec() -> WorldSpec:
             name="office", x=8.0, y=4.9, yaw=0.0, region=(6.0, 4.0, 10.0, 6.0), floor_rgb=(120, 135, 160),
         ),
         AreaSpec(
-            name="kitchen", x=1.1, y=1.5, yaw=math.pi / 2, region=(0.0, 0.0, 4.0, 6.0),
+            name="kitchen", x=1.2, y=1.0, yaw=math.pi / 2, region=(0.0, 0.0, 4.0, 6.0),
             floor_rgb=(225, 215, 190),
         ),
         AreaSpec(
