@@ -960,7 +960,7 @@ def test_giving_up_right_after_a_call_refused_for_its_arguments_is_held_once_a_t
     assert shown is not None and "HELD, the task goes on" in shown and "FAILED" not in shown
     # Until another call is made, each decision ends with the call without the extra argument.
     grasp_again = (
-        "Your last grasp call did not run (the robot did nothing): grasp takes no held_object_id. "
+        "Your last grasp call did not run (the robot did nothing): grasp takes no held_object_id.\n"
         'The call without it, not run yet:\n{"name": "grasp", "arguments": {"object_id": "red_cup"}}'
     )
     last = [str(request[-1]["content"]) for request in model.requests]
@@ -973,6 +973,29 @@ def test_giving_up_right_after_a_call_refused_for_its_arguments_is_held_once_a_t
         "failed",
         "Could not drive.",
     )
+
+
+def test_the_call_without_the_extra_arguments_stays_last_until_its_tool_runs() -> None:
+    # Run N, episode 0: after the refused place the 1.5B drove to the table first; the note
+    # ended with that drive, and it gave up there with the cup in the gripper.
+    grasp, drive, ran = _counted_grasp_and_drive()
+    script = [
+        reply(call("grasp", object_id="red_cup", held_object_id="red_cup")),  # refused
+        reply(call("drive", target="table")),
+        reply(call("grasp", object_id="red_cup")),
+        final("ok"),
+    ]
+    model = _ServedHereModel(script)
+    run_all(Harness(model=model, tools=[grasp, drive]))
+    assert ran == ["drive table", "grasp red_cup"]
+    last = [str(request[-1]["content"]) for request in model.requests]
+    assert last[2] == (
+        "Your last grasp call did not run (the robot did nothing): grasp takes no held_object_id.\n"
+        'Since then: drive {"target": "table"} succeeded.\n'
+        "The call without it, not run yet:\n"
+        '{"name": "grasp", "arguments": {"object_id": "red_cup"}}'
+    )
+    assert "did not run" not in last[3]  # the grasp ran
 
 
 def test_giving_up_right_after_a_robot_call_succeeded_is_held_once_a_task() -> None:

@@ -543,35 +543,42 @@ class TaskRunner:
     def _refused_focus(self) -> Message | None:
         """After a robot call refused only for arguments its tool does not take, that call
         without them, as a call, as the last words before a decision (a model served on this
-        machine), until another call is made.
+        machine), until that tool runs, a robot call since fails, or more than
+        ``_FOCUS_MAX_SINCE`` robot calls ran since.
 
         Eval run M, episode 0: after the pick the 1.5B called place_object with the pick's
         ``held_object_id``; answered with the call without it, it ended the task as failed,
         and held once, it ended it again. The 1.5B copies a call written as JSON at the end
-        of its prompt (the held call's answer, run J)."""
+        of its prompt (the held call's answer, run J). Run N: with this note it drove to the
+        kitchen table first; the note ended with that drive, and the 1.5B gave up there."""
         if not getattr(self._h.model, "stops_at_harness_text", False):
             return None
-        steps = self._fold.trajectory.steps
-        last = steps[-1] if steps else None
-        if last is None or last.refusal != "invalid_arguments" or not self._is_physical(last.tool):
+        physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool)]
+        at = next((i for i in range(len(physical) - 1, -1, -1) if physical[i].refused), None)
+        if at is None or physical[at].refusal != "invalid_arguments":
             return None
-        found = self._h.registry.get(last.tool)
+        refused, since = physical[at], physical[at + 1 :]
+        if any(s.tool == refused.tool for s in since) or len(since) > _FOCUS_MAX_SINCE:
+            return None
+        if since and since[-1].failed:
+            return None  # the failure note is about that one
+        found = self._h.registry.get(refused.tool)
         assert found is not None  # physical
         known = found.spec.input_schema.get("properties") or {}
-        extra = [name for name in last.arguments if name not in known]
-        kept = {name: value for name, value in last.arguments.items() if name in known}
-        valid = ToolCall("refused", last.tool, json.dumps(kept, default=str), kept)
+        extra = [name for name in refused.arguments if name not in known]
+        kept = {name: value for name, value in refused.arguments.items() if name in known}
+        valid = ToolCall("refused", refused.tool, json.dumps(kept, default=str), kept)
         if not extra or self._h.calls.check(valid) is not None:
             return None
-        call_json = json.dumps({"name": last.tool, "arguments": kept}, ensure_ascii=False, default=str)
-        return {
-            "role": "user",
-            "content": (
-                f"Your last {last.tool} call did not run (the robot did nothing): {last.tool} takes no "
-                f"{', '.join(extra)}. The call without {'it' if len(extra) == 1 else 'them'}, not run yet:\n"
-                f"{call_json}"
-            ),
-        }
+        lines = [
+            f"Your last {refused.tool} call did not run (the robot did nothing): {refused.tool} takes "
+            f"no {', '.join(extra)}."
+        ]
+        if since:
+            lines.append("Since then: " + "; ".join(f"{_call_text(s)} succeeded" for s in since) + ".")
+        lines.append(f"The call without {'it' if len(extra) == 1 else 'them'}, not run yet:")
+        lines.append(json.dumps({"name": refused.tool, "arguments": kept}, ensure_ascii=False, default=str))
+        return {"role": "user", "content": "\n".join(lines)}
 
     def _held_focus(self) -> Message | None:
         """After a held call, the step to take and the call to make again, as the last words
