@@ -208,6 +208,16 @@ def test_a_call_with_only_extra_arguments_is_answered_with_the_call_without_them
         assert problem is not None and "without them" not in problem
 
 
+def test_the_valid_call_without_extras_is_the_one_the_refusal_names() -> None:
+    registry = _move_registry([])
+    arguments = {"distance_m": 1.0, "speed": 2, "held_object_id": "red_cup"}
+    assert registry.valid_without_extras("move_base", arguments) == {"distance_m": 1.0}
+    assert arguments == {"distance_m": 1.0, "speed": 2, "held_object_id": "red_cup"}  # not changed
+    for other in ({"distance_m": "far", "speed": 2}, {"speed": 2}, {"distance_m": 1.0}, ["x"]):
+        assert registry.valid_without_extras("move_base", other) is None
+    assert registry.valid_without_extras("no_such_tool", arguments) is None
+
+
 def test_several_problems_are_reported_together() -> None:
     problem = _move_registry([]).validate("move_base", {"distance_m": "x", "a": 1, "direction": 3})
     assert problem is not None

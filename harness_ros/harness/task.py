@@ -562,13 +562,12 @@ class TaskRunner:
             return None
         if since and since[-1].failed:
             return None  # the failure note is about that one
-        found = self._h.registry.get(refused.tool)
-        assert found is not None  # physical
-        known = found.spec.input_schema.get("properties") or {}
-        extra = [name for name in refused.arguments if name not in known]
-        kept = {name: value for name, value in refused.arguments.items() if name in known}
+        kept = self._h.registry.valid_without_extras(refused.tool, refused.arguments)
+        if kept is None:
+            return None
+        extra = [name for name in refused.arguments if name not in kept]
         valid = ToolCall("refused", refused.tool, json.dumps(kept, default=str), kept)
-        if not extra or self._h.calls.check(valid) is not None:
+        if self._h.calls.check(valid) is not None:
             return None
         lines = [
             f"Your last {refused.tool} call did not run (the robot did nothing): {refused.tool} takes "

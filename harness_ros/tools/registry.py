@@ -100,6 +100,12 @@ class ToolRegistry:
             return self._unknown(name)
         return validator.problem(arguments)
 
+    def valid_without_extras(self, name: str, arguments: Any) -> dict[str, Any] | None:
+        """``arguments`` without those tool ``name`` does not take, when that alone makes
+        the call valid; else None (``ArgumentValidator.valid_without_extras``)."""
+        validator = self._validators.get(name)
+        return validator.valid_without_extras(arguments) if validator is not None else None
+
     def execute(
         self,
         name: str,

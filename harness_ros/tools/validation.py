@@ -123,16 +123,38 @@ class ArgumentValidator:
             f"invalid arguments for {self._name!r}: {shown}{suffix}{self._without_extras(arguments, errors)}"
         )
 
-    def _without_extras(self, arguments: dict[str, Any], errors: list[ValidationError]) -> str:
-        """When the only problem is arguments the tool does not take, the call without them,
-        for the model to make: the 1.5B added the pick's ``held_object_id`` to a place, took
-        the refusal for the task failing and ended it (eval run L). Never made for it: the
-        server gets only what the model sent and the hooks checked."""
-        if not all(e.validator == "additionalProperties" and not e.absolute_path for e in errors):
-            return ""
+    def valid_without_extras(self, arguments: Any) -> dict[str, Any] | None:
+        """The arguments without those the tool does not take, when those are their only
+        problem and the call is valid without them; else None.
+
+        For the model to make, never made for it: the server gets only what the model sent
+        and the hooks checked. The 1.5B added the pick's ``held_object_id`` to a place, took
+        the refusal for the task failing and ended it (eval run L)."""
+        if not isinstance(arguments, dict) or _non_finite_path(arguments) is not None:
+            return None
+        try:
+            errors = list(self._validator.iter_errors(arguments))
+        except _UNUSABLE_SCHEMA_ERRORS:
+            return None
+        return self._kept_without_extras(arguments, errors)
+
+    def _kept_without_extras(
+        self, arguments: dict[str, Any], errors: list[ValidationError]
+    ) -> dict[str, Any] | None:
+        if not errors or not all(
+            e.validator == "additionalProperties" and not e.absolute_path for e in errors
+        ):
+            return None
         properties = self._validator.schema.get("properties") or {}
         kept = {key: value for key, value in arguments.items() if key in properties}
         if kept == arguments or not self._validator.is_valid(kept):
+            return None
+        return kept
+
+    def _without_extras(self, arguments: dict[str, Any], errors: list[ValidationError]) -> str:
+        """The refusal's tail naming the valid call, when there is one."""
+        kept = self._kept_without_extras(arguments, errors)
+        if kept is None:
             return ""
         return f"; without them the call is valid: {self._name} {json.dumps(kept, ensure_ascii=False)}"
 
