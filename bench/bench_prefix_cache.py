@@ -16,6 +16,11 @@ only what changed since the last; the sample's readings change after each drive)
   previous one's bytes, so llama.cpp reuses its cached prefix.
 - changing: the same requests with ``Time: <now>`` as the system prompt's second line,
   so the prefix differs from the first lines on (a time stamp, or a reordered tool list).
+- skill in system: the same plan with the loaded skill in the system message, where the
+  harness put it for every model before (a hosted model still gets it there): the
+  template renders the tool definitions after the system text, so the decision after
+  ``load_skill`` reads the definitions and the history again. Only that decision differs
+  from the stable arm's, so only it is sent; ``--stable-only`` leaves it out.
 
 Each request is sent as the harness's model adapter sends it to a model served on this
 machine (``LiteLLMModel._request``: the stop markers and the call prefill), and the
@@ -60,12 +65,14 @@ INSTRUCTION = "Fetch the red cup from the kitchen table and put it on the coffee
 PLAN: list[tuple[str, dict[str, Any]]] = [
     ("navigate_to", {"target": "kitchen_table"}),
     ("pick_object", {"object_id": "red_cup"}),
+    ("load_skill", {"name": "recover-failed-grasp"}),
     ("navigate_to", {"target": "red_cup", "standoff_m": 0.3}),
     ("pick_object", {"object_id": "red_cup"}),
     ("navigate_to", {"target": "coffee_table"}),
     ("place_object", {"surface_id": "coffee_table"}),
 ]
-"""The calls of a fetch with one failed pick: what the sim's results look like."""
+"""The calls of a fetch with one failed pick, recovered with the skill the 1.5B loads there
+(eval runs P and Q): what the sim's results look like."""
 
 
 def sim_result(tool: str, arguments: dict[str, Any], attempt: int) -> dict[str, Any]:
@@ -157,7 +164,8 @@ class RecordingModel:
     stops_at_harness_text = True
     """As a model served on this machine: the harness adds its failure note for it."""
 
-    def __init__(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    def __init__(self, calls: list[tuple[str, dict[str, Any]]], *, skill_in_history: bool = True) -> None:
+        self.keeps_skill_in_history = skill_in_history
         self.calls = list(calls)
         self.requests: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
 
@@ -174,7 +182,9 @@ class RecordingModel:
         return ModelReply(None, (call,))
 
 
-def conversation(turns: int) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
+def conversation(
+    turns: int, *, skill_in_history: bool = True
+) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
     """The requests of one task of config/sim.yaml as the real harness builds them (first
     decision, then ``turns`` later ones): system message, instruction, each call with its
     compact result and Task Notes snapshot, the newest observation last; text only."""
@@ -201,7 +211,7 @@ def conversation(turns: int) -> tuple[list[list[dict[str, Any]]], list[dict[str,
         data["harness"] = {**(data.get("harness") or {}), "runs_dir": str(Path(folder) / "runs")}
         data["model"] = {**(data.get("model") or {}), "vision": "false"}  # as a text-only model gets it
         config = config_from_dict(data, base_dir=path.parent, origin=str(path))
-        model = RecordingModel(PLAN[:turns])
+        model = RecordingModel(PLAN[:turns], skill_in_history=skill_in_history)
         harness = build_harness(
             config,
             tools=[tool_for(binding) for binding in config.tools],
@@ -264,6 +274,8 @@ def part_of(message: dict[str, Any]) -> str:
         return "task notes"
     if text.startswith(OBSERVATION_HEADER):
         return "observation"
+    if text.startswith("<loaded_skill>"):
+        return "loaded skill"
     return "failure note" if text.startswith("Your last ") else "other"
 
 
@@ -305,6 +317,12 @@ def main() -> int:
     )
     args = parser.parse_args()
     requests, tools = conversation(args.turns)
+    # The decision right after load_skill, and the same one with the skill in the system message.
+    after_load = next(i for i, (name, _arguments) in enumerate(PLAN) if name == "load_skill") + 1
+    in_system: list[list[dict[str, Any]]] = []
+    if not args.stable_only and after_load < len(requests):
+        in_system = conversation(args.turns, skill_in_history=False)[0]
+        assert in_system[after_load - 1] == requests[after_load - 1]  # the same until the load
     from harness_ros.local_model.tokenizer import LocalTokenizer, installed_tokenizer_model
 
     tokenizer_model = installed_tokenizer_model()
@@ -318,18 +336,28 @@ def main() -> int:
         endpoint = server.start()
         try:
             rows: dict[str, list[dict[str, Any]]] = {"stable": [], "changing": []}
+            loads: dict[str, dict[str, Any]] = {}
+
+            def send(arm: str, number: int, messages: list[dict[str, Any]]) -> dict[str, Any]:
+                result = decide(endpoint, server.api_key, messages, tools, args.max_tokens)
+                share = result["cached"] / result["prompt"] if result["prompt"] else 0.0
+                print(
+                    f"{arm:8s} decision {number + 1}: {result['s']:6.1f} s, "
+                    f"{result['prompt']} prompt tokens, "
+                    f"{result['cached']} from the cache ({share:.0%})",
+                    flush=True,
+                )
+                return result
+
             for arm in ("stable",) if args.stable_only else ("stable", "changing"):
                 for number, messages in enumerate(requests):
-                    sent = messages if arm == "stable" else stamped(messages)
-                    result = decide(endpoint, server.api_key, sent, tools, args.max_tokens)
-                    rows[arm].append(result)
-                    share = result["cached"] / result["prompt"] if result["prompt"] else 0.0
-                    print(
-                        f"{arm:8s} decision {number + 1}: {result['s']:6.1f} s, "
-                        f"{result['prompt']} prompt tokens, "
-                        f"{result['cached']} from the cache ({share:.0%})",
-                        flush=True,
-                    )
+                    rows[arm].append(send(arm, number, messages if arm == "stable" else stamped(messages)))
+                if arm == "stable" and in_system:
+                    loads["history"] = rows["stable"][after_load]
+                    # The cache holds the stable arm's last request, which extends the one
+                    # before the load: sent again, it is read from the cache.
+                    send("skill in system (cache)", after_load - 1, in_system[after_load - 1])
+                    loads["system"] = send("skill in system", after_load, in_system[after_load])
         finally:
             server.stop()
     later = {arm: [r["s"] for r in found[1:]] for arm, found in rows.items()}
@@ -350,6 +378,14 @@ def main() -> int:
         f"({rows['stable'][0]['prompt']} tokens); "
         f"later decisions, median: stable prefix {stable:.1f} s (cached {shares['stable']:.0%}){compared}"
     )
+    if loads:
+        history, system = loads["history"], loads["system"]
+        print(
+            f"decision after load_skill: skill in the history {history['s']:.1f} s "
+            f"({history['cached']} of {history['prompt']} tokens cached), in the system message "
+            f"{system['s']:.1f} s ({system['cached']} of {system['prompt']} cached); "
+            f"ratio {system['s'] / history['s']:.1f}x"
+        )
     verdict = "meets" if stable <= GOAL_S else "misses"
     print(f"goal: later decisions <= {GOAL_S:g} s with the stable prefix: {verdict} ({stable:.1f} s)")
     return 0

@@ -48,13 +48,17 @@ def test_the_prefix_cache_benchmark_builds_a_local_models_requests() -> None:
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
 
-    requests, tools = bench.conversation(6)
-    assert len(requests) == 7 and tools
+    requests, tools = bench.conversation(7)
+    assert len(requests) == 8 and tools
     parts = bench.new_text(requests, lambda text: len(text.split()))
     # After the failed pick (the second call) the harness's failure note ends the request,
-    # as for a model served on this machine; it is gone once the pick succeeded.
-    assert "failure note" not in parts[0] and "failure note" in parts[1] and "failure note" in parts[2]
-    assert "failure note" not in parts[3]
+    # as for a model served on this machine; it is gone once the pick succeeded (the fifth).
+    assert "failure note" not in parts[0] and all("failure note" in parts[n] for n in (1, 2, 3))
+    assert "failure note" not in parts[4]
+    # The skill loaded by the third call joins the history; the system message stays.
+    assert "loaded skill" in parts[2] and all(requests[n][0] == requests[0][0] for n in range(8))
+    in_system = bench.conversation(7, skill_in_history=False)[0]
+    assert in_system[2] == requests[2] and "<loaded_skill>" in in_system[3][0]["content"]
     assert all({"call", "result", "task notes", "observation"} <= set(tally) for tally in parts)
     # Later Task Notes snapshots hold only what changed: they do not grow with the task.
     assert parts[-1]["task notes"] <= parts[0]["task notes"] + 5

@@ -308,14 +308,19 @@ class Compactor:
         tail_start = self._tail_start(entries)
         notes_indexes = [i for i, e in enumerate(entries) if e.kind is EntryKind.NOTES]
         latest_notes = notes_indexes[-1] if notes_indexes else None
+        skill_indexes = [i for i, e in enumerate(entries) if e.kind is EntryKind.SKILL]
+        latest_skill = skill_indexes[-1] if skill_indexes else None
         pinned = {EntryKind.SESSION, EntryKind.INSTRUCTION, EntryKind.REVISION}
-        head = [e for e in entries[:tail_start] if e.kind in pinned]
+        # The loaded skill is Resident: the latest block stays whole, an earlier one (a
+        # skill loaded before it) is superseded and goes, never summarised.
+        head = [e for i, e in enumerate(entries[:tail_start]) if e.kind in pinned or i == latest_skill]
         # An earlier observation is superseded by the newest one: summarised, its readings
         # would stand in the checkpoint as if current.
+        superseded = {EntryKind.OBSERVATION, EntryKind.SKILL}
         older = [
             e
             for i, e in enumerate(entries[:tail_start])
-            if e.kind not in pinned and i != latest_notes and e.kind is not EntryKind.OBSERVATION
+            if e.kind not in pinned and i != latest_notes and e.kind not in superseded
         ]
         if len(older) < 2:
             return CompactionOutcome(False, before, before, error=None)

@@ -54,6 +54,10 @@ class EntryKind(str, Enum):
     """A note from the harness itself (e.g. after an empty reply)."""
     OBSERVATION = "observation"
     """A text-only model's observation (or what changed in it); superseded by the next one."""
+    SKILL = "skill"
+    """The loaded skill's body, when the Resident context keeps it in the history
+    (``ContextBuilder(skill_in_history=True)``); pinned like the instruction, and superseded
+    by a later one."""
 
 
 @dataclass(frozen=True)

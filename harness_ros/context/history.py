@@ -51,6 +51,9 @@ class History:
         text = f"{header}\n<task_notes>\n{snapshot.strip()}\n</task_notes>"
         self.add(EntryKind.NOTES, {"role": "user", "content": text})
 
+    def add_skill(self, block: str) -> None:
+        self.add(EntryKind.SKILL, {"role": "user", "content": block})
+
     def add_observation(self, text: str) -> None:
         self.add(EntryKind.OBSERVATION, {"role": "user", "content": text})
 

@@ -11,7 +11,7 @@ import re
 
 from harness_ros.context.contracts import Message, ResidentContext
 
-__all__ = ["render_resident", "resident_sections", "system_message"]
+__all__ = ["loaded_skill_section", "render_resident", "resident_sections", "system_message"]
 
 _TAGS = ("memory", "embodiment_profile", "skill_catalog", "loaded_skill")
 # Any opening or closing block tag inside a body (any case, spaces allowed): the text of
@@ -30,6 +30,11 @@ def _section(tag: str, body: str) -> str:
     return f"<{tag}>\n{safe}\n</{tag}>"
 
 
+def loaded_skill_section(body: str) -> str:
+    """The loaded skill's block, as the system message has it."""
+    return _section("loaded_skill", body)
+
+
 def resident_sections(resident: ResidentContext) -> list[tuple[str, str]]:
     """(part name, text) of each part of the system message present, in order."""
     parts = [("system prompt", resident.system_prompt.strip())]
@@ -41,7 +46,7 @@ def resident_sections(resident: ResidentContext) -> list[tuple[str, str]]:
     if resident.skill_catalog.strip():
         parts.append(("skill catalog", _section("skill_catalog", resident.skill_catalog)))
     if resident.loaded_skill.strip():
-        parts.append(("loaded skill", _section("loaded_skill", resident.loaded_skill)))
+        parts.append(("loaded skill", loaded_skill_section(resident.loaded_skill)))
     return parts
 
 

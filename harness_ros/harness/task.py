@@ -185,7 +185,8 @@ class TaskRunner:
             tool_definitions=tuple(h.registry.definitions(summaries)),
             skill_catalog=h.skills.render_catalog() if h.skills is not None and h.skills.has_skills else "",
         )
-        self._builder = ContextBuilder(resident)
+        in_history = bool(getattr(h.model, "keeps_skill_in_history", False))
+        self._builder = ContextBuilder(resident, skill_in_history=in_history)
         self._builder.history.add_instruction(self._instruction, session=self._active.session_context)
         self._timer = threading.Timer(h.limits.task_timeout_s, self._on_deadline)
         self._timer.daemon = True

@@ -353,6 +353,17 @@ class LiteLLMModel:
         return served_on_this_machine(self.name, self.api_base)
 
     @property
+    def keeps_skill_in_history(self) -> bool:
+        """Whether a loaded skill joins the task's history where it was loaded rather than the
+        system message (``ContextBuilder(skill_in_history=True)``): for a model served on this
+        machine. Its chat template (llama.cpp serving Qwen2.5) renders the tool definitions
+        after the system text, so a skill in the system message made the next decision read
+        the definitions and the whole history again (2,128 of 2,727 tokens, about 70 s with
+        the 1.5B on two cores). Hosted providers place the tools first and price the cache,
+        not the seconds: for them the Resident order stays as it is."""
+        return served_on_this_machine(self.name, self.api_base)
+
+    @property
     def prefills_calls(self) -> bool:
         """Whether a decision's reply is started as a call (``model.call_prefill``): auto is yes
         for a model served on this machine. After each failed pick the 1.5B's most likely first
