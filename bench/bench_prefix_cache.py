@@ -260,7 +260,13 @@ def decide(
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
     if cached is None:
         cached = (reply.get("timings") or {}).get("cache_n", 0)
-    return {"s": seconds, "prompt": int(usage.get("prompt_tokens", 0)), "cached": int(cached or 0)}
+    message = ((reply.get("choices") or [{}])[0].get("message")) or {}
+    return {
+        "s": seconds,
+        "prompt": int(usage.get("prompt_tokens", 0)),
+        "cached": int(cached or 0),
+        "reply": str(message.get("content") or json.dumps(message.get("tool_calls") or "")),
+    }
 
 
 def part_of(message: dict[str, Any]) -> str:
@@ -386,6 +392,9 @@ def main() -> int:
             f"{system['s']:.1f} s ({system['cached']} of {system['prompt']} cached); "
             f"ratio {system['s'] / history['s']:.1f}x"
         )
+        # What the model wrote there (greedy, capped at --max-tokens): the same call both ways?
+        print(f"  its reply, skill in the history: {history['reply']!r}")
+        print(f"  its reply, skill in the system message: {system['reply']!r}")
     verdict = "meets" if stable <= GOAL_S else "misses"
     print(f"goal: later decisions <= {GOAL_S:g} s with the stable prefix: {verdict} ({stable:.1f} s)")
     return 0

@@ -71,9 +71,18 @@ def test_path_blocked_names_the_obstacle_and_does_not_move(world: World) -> None
     assert outcome.message.startswith("path blocked by office_wall_west; areas reachable")
     assert "doorway" in outcome.message.split("from here:")[1]
     assert world.pose == before
+    assert outcome.message.endswith("; office is a straight line from doorway")
     assert world.navigate_to("doorway").success
+    # At the doorway: the shelf is behind the other wall segment. The doorway itself is not
+    # offered (the robot is there: eval run Q drove to it again, 0.0 m), and the message says
+    # from where the shelf is a straight line.
+    blocked = world.navigate_to("office_shelf")
+    assert blocked.message.startswith("path blocked by office_wall_south_b; areas reachable")
+    assert "doorway" not in blocked.message.split("from here:")[1]
+    assert blocked.message.endswith("; office_shelf is a straight line from office")
     assert world.navigate_to("office").success
     assert world.ground_truth()["robot"]["area"] == "office"
+    assert world.navigate_to("office_shelf").success
 
 
 def test_unknown_target_lists_what_exists(world: World) -> None:

@@ -50,6 +50,10 @@ park exactly at the footprint's radius from a wall, and the points of a drive th
 out a rounding error inside it (eval run L: the counter's north side, 0.30 m from the west
 wall, was "blocked by wall_west", and the robot beside the kitchen table was trapped)."""
 _HISTORY = 20
+_HERE_M = 0.3
+"""An area whose point is this close to the base is where the robot already is: a blocked
+drive does not offer it as a way (eval run Q, episode 3: at the doorway, "areas reachable
+... from here: doorway, office, ..." and the 1.5B drove to the doorway, 0.0 m)."""
 
 
 @dataclass(frozen=True)
@@ -406,11 +410,24 @@ class World:
         goal_pose, distance_to_target = goal
         blocker = self._path_blocker(goal_pose.x, goal_pose.y)
         if blocker is not None:
-            # The base only drives straight lines: say where it can go from here.
-            open_areas = [a.name for a in self.spec.areas if self._path_blocker(a.x, a.y) is None]
+            # The base only drives straight lines: say where it can go from here, and from
+            # which of those places the target is a straight line (what a planner would route
+            # through), as a navigation stack's "no path" would not need to.
+            open_areas = [
+                a
+                for a in self.spec.areas
+                if self.pose.distance_to(a.x, a.y) > _HERE_M and self._path_blocker(a.x, a.y) is None
+            ]
             message = f"path blocked by {blocker}; areas reachable in a straight line from here: " + (
-                ", ".join(open_areas) or "none"
+                ", ".join(a.name for a in open_areas) or "none"
             )
+            ways = [
+                a.name
+                for a in open_areas
+                if self._path_blocker(goal_pose.x, goal_pose.y, start=(a.x, a.y)) is None
+            ]
+            if ways:
+                message += f"; {target} is a straight line from {' or '.join(ways)}"
             details = self._details(
                 action, distance_travelled_m=0.0, distance_to_target_m=distance_to_target(self.pose)
             )
