@@ -124,6 +124,17 @@ def test_a_slip_then_a_grasp_is_again_unchanged_and_only_proven_recoveries_count
     # A refused call never ran: it is neither the failure nor the fix.
     refused = {**REACH[1], "refusal": "hook"}
     assert recovery_lessons([refused, REACH[4]], TOOLS) == []
+    # Another call of the same tool is no recovery of the failed one (eval run Q: a blocked
+    # drive to the shelf, then one to the doorway, was written as "navigate_to again,
+    # unchanged, succeeded"); nor is a pick of another object after the fix.
+    shelf = "path blocked by office_wall_south_b; areas reachable in a straight line from here: office"
+    detour = [
+        event(1, "navigate_to", {"target": "office_shelf"}, fail=shelf),
+        event(2, "navigate_to", {"target": "doorway"}),
+    ]
+    assert recovery_lessons(detour, TOOLS) == []
+    other = [REACH[1], REACH[3], event(5, "pick_object", {"object_id": "blue_mug"})]
+    assert recovery_lessons(other, TOOLS) == []
 
 
 def test_the_model_s_own_failure_lesson_for_the_tool_wins() -> None:

@@ -232,6 +232,11 @@ def recovery_lessons(
         if before is None or not steps[before].failed:
             continue
         failed = steps[before]
+        if dict(success.arguments) != dict(failed.arguments):
+            # Another call of the same tool is no recovery of this one (eval run Q: a blocked
+            # drive to the office shelf, then a drive to the doorway, was written as
+            # "After "path blocked": navigate_to again, unchanged, succeeded.").
+            continue
         phrases = failure_phrases(failure_reason(failed))
         between = [step for step in steps[before + 1 : at] if step.tool not in READ_ONLY_TOOLS]
         if not phrases or len(between) > _MAX_STEPS_BETWEEN or any(step.failed for step in between):
