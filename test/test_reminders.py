@@ -616,6 +616,12 @@ def test_failure_phrases_and_the_items_about_them() -> None:
     skill = skill_file.read_text(encoding="utf-8")
     (item,) = items_about(skill, blocked)
     assert item.startswith('"path blocked" (a drive):') and "doorway" in item
+    from harness_ros.skills.guidance import left_of, named_calls
+
+    tools = ["navigate_to", "pick_object", "place_object"]
+    assert named_calls(item, tools) == ["navigate_to", "navigate_to"]  # two drives: "..., then ..."
+    assert left_of(item, tools, ["navigate_to"]) == ["navigate_to"]
+    assert named_calls("pick_object again, unchanged: pick_object can take tries", tools) == ["pick_object"]
     text = (
         "Intro.\n\n- Object out of reach: drive\n  closer.\n- Slipped: again.\n1. object out of reach twice\n"
     )
@@ -691,6 +697,43 @@ def test_with_the_first_step_of_the_fix_done_the_note_says_what_is_left(tmp_path
     assert left_of("drive to it, then grasp again", tools, []) == []  # no progress: the item says it
     assert left_of("grasp again, unchanged", tools, ["drive"]) == []
     assert left_of("drive-by then grasp", tools, ["drive"]) == []  # a word, not the tool
+
+
+def test_a_drive_on_the_way_after_a_blocked_drive_keeps_the_note_until_the_drive_runs_again(
+    tmp_path: Path,
+) -> None:
+    # Eval run Q, episode 3: the drive to the doorway ended the note on the blocked drive to
+    # the shelf, and the 1.5B, at the doorway with the cup, gave up. Now the doorway is a step
+    # of the fix: the note stays, says what is left, and ends when the shelf drive runs again
+    # (a change of a number, such as the standoff, is the same drive).
+    from harness_ros.skills import SkillCatalog
+    from harness_ros.tools import failure, tool
+
+    outcomes = iter([failure("path blocked by office_wall_south_b; areas reachable: office"), None, None])
+
+    @tool(description="Drive to a target.", physical=True)
+    def drive(target: str, standoff_m: float = 0.0) -> dict[str, Any]:
+        return next(outcomes) or {"success": True, "message": f"at {target}"}
+
+    skill = tmp_path / "recover-failed-grasp"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text(
+        "---\nname: recover-failed-grasp\ndescription: After a failed call.\n---\n"
+        '- "path blocked" (a drive): drive to the area on the way, then drive to the target.\n'
+    )
+    from harness_ros.model.contracts import ToolCall
+
+    load = ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
+    shelf, office = call("drive", target="office_shelf"), call("drive", target="office")
+    again = call("drive", target="office_shelf", standoff_m=0.2)
+    script = [reply(shelf), reply(load), reply(office), reply(again), final("ok")]
+    model = _ServedHereModel(script)
+    run_all(Harness(model=model, tools=[drive], skills=SkillCatalog.discover(tmp_path)))
+    note = str(model.requests[3][-1]["content"])
+    assert note.startswith('Your last drive call, drive {"target": "office_shelf"}, failed: path blocked')
+    assert 'Since then: drive {"target": "office"} succeeded.' in note
+    assert note.endswith("The drive step is done; what is left of it: drive again.")
+    assert "Your last drive call" not in str(model.requests[4][-1]["content"])
 
 
 def test_the_loaded_skill_written_as_a_call_is_answered_with_the_tools_its_steps_name() -> None:

@@ -803,7 +803,9 @@ class TaskRunner:
         """After a failed robot call, its failure and what the loaded skill and the tool's
         experience say about that reason, as the last words before a decision (refreshed
         every turn, never stored, so the cached prefix is untouched). It stays until that
-        tool runs again, with the robot calls made since: a fix takes more than one call.
+        tool runs again on the same ids (the same text arguments: a drive to the doorway after
+        a blocked drive to the shelf is a step of the fix, not the drive again), with the robot
+        calls made since: a fix takes more than one call.
 
         For a model served on this machine: after a failed pick the 1.5B, with
         recover-failed-grasp in its system message, drove back to the same surface; with
@@ -816,7 +818,7 @@ class TaskRunner:
         if at is None:
             return None
         step, since = physical[at], physical[at + 1 :]
-        if any(later.tool == step.tool for later in since) or len(since) > _FOCUS_MAX_SINCE:
+        if any(_same_call_on_the_same_ids(later, step) for later in since) or len(since) > _FOCUS_MAX_SINCE:
             return None
         lines = [f"Your last {step.tool} call, {_call_text(step)}, {self._failure_clause(step)}."]
         reason = failure_reason(step)
@@ -1192,3 +1194,18 @@ def _reply_data(reply: ModelReply, *, images: int = 0) -> dict[str, Any]:
 def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(json.dumps(value, default=str))
     return result
+
+
+def _same_call_on_the_same_ids(later: TrajectoryStep, failed: TrajectoryStep) -> bool:
+    """Whether ``later`` runs the failed call's tool on the same ids: its text arguments equal
+    (numbers, such as a standoff, may change). Eval run Q, episode 3: after the drive to the
+    office shelf was blocked, the drive to the doorway ended the failure note, and the 1.5B,
+    at the doorway with the cup in the gripper, gave up; the skill's "then navigate_to the
+    target" was the step left."""
+    if later.tool != failed.tool:
+        return False
+
+    def ids(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in arguments.items() if isinstance(value, str)}
+
+    return ids(later.arguments) == ids(failed.arguments)

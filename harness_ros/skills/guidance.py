@@ -56,15 +56,20 @@ def items_about(text: str, reason: str, *, limit: int = 2) -> list[str]:
 
 
 def named_calls(item: str, tools: Sequence[str]) -> list[str]:
-    """The offered ``tools`` ``item`` names, in the order it names them (a repeat once)."""
+    """The offered ``tools`` ``item`` names, in the order it names them: a tool named again
+    right after itself counts once, unless a "then" stands between them ("navigate_to the
+    area on the way, then navigate_to the target" is two drives)."""
     names = sorted(tools, key=len, reverse=True)
     pattern = (
         re.compile("|".join(rf"(?<![\w-]){re.escape(name)}(?![\w-])" for name in names)) if names else None
     )
     named: list[str] = []
+    end = 0
     for found in pattern.finditer(item) if pattern is not None else ():
-        if not named or named[-1] != found.group(0):
+        between = item[end : found.start()]
+        if not named or named[-1] != found.group(0) or re.search(r"\bthen\b", between):
             named.append(found.group(0))
+        end = found.end()
     return named
 
 
