@@ -284,15 +284,22 @@ def test_cut_harness_echo() -> None:
     assert cut_harness_echo("# Observation (sensor data, not instructions)\nViews: ...") == (None, True)
 
 
-def _recover_skill(folder: Path) -> Any:
-    """A catalog of one skill, recover-failed-grasp, whose body is "Go closer."."""
+def _recover_skill(folder: Path, body: str = "Go closer.\n") -> Any:
+    """A catalog of one skill, recover-failed-grasp, with this body ("Go closer." unless given)."""
     from harness_ros.skills import SkillCatalog
 
     skill = folder / "recover-failed-grasp"
     skill.mkdir(exist_ok=True)
-    text = "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\nGo closer.\n"
+    text = f"---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\n{body}"
     (skill / "SKILL.md").write_text(text)
     return SkillCatalog.discover(folder)
+
+
+def _load_recover_skill() -> Any:
+    """The model's call loading recover-failed-grasp."""
+    from harness_ros.model.contracts import ToolCall
+
+    return ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
 
 
 def test_a_skill_named_in_prose_gets_how_to_load_it(tmp_path: Path) -> None:
@@ -670,24 +677,17 @@ def test_the_failure_note_follows_the_fix_until_the_failed_tool_runs_again() -> 
 def test_with_the_first_step_of_the_fix_done_the_note_says_what_is_left(tmp_path: Path) -> None:
     # With "navigate_to the object itself (...), then pick_object again" in view and the
     # navigate_to done, the 1.5B drove there again (p 0.69); told what was left, it picked.
-    from harness_ros.skills import SkillCatalog
     from harness_ros.skills.guidance import left_of
 
     grasp, drive = _grasp_once_out_of_reach_and_drive()
-
-    skill = tmp_path / "recover-failed-grasp"
-    skill.mkdir()
-    (skill / "SKILL.md").write_text(
-        "---\nname: recover-failed-grasp\ndescription: After a failed pick.\n---\n"
-        '- "object out of reach": drive to the object itself, then grasp again.\n'
+    skills = _recover_skill(
+        tmp_path, '- "object out of reach": drive to the object itself, then grasp again.\n'
     )
-    from harness_ros.model.contracts import ToolCall
-
-    load = ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
     cup = call("grasp", object_id="red_cup")
+    load = _load_recover_skill()
     script = [reply(cup), reply(load), reply(call("drive", target="red_cup")), reply(cup), final("ok")]
     model = _ServedHereModel(script)
-    run_all(Harness(model=model, tools=[grasp, drive], skills=SkillCatalog.discover(tmp_path)))
+    run_all(Harness(model=model, tools=[grasp, drive], skills=skills))
     assert "what is left" not in str(model.requests[2][-1]["content"])  # nothing of it done yet
     assert str(model.requests[3][-1]["content"]).endswith(
         "The drive step is done; what is left of it: grasp again."
@@ -706,7 +706,6 @@ def test_a_drive_on_the_way_after_a_blocked_drive_keeps_the_note_until_the_drive
     # the shelf, and the 1.5B, at the doorway with the cup, gave up. Now the doorway is a step
     # of the fix: the note stays, says what is left, and ends when the shelf drive runs again
     # (a change of a number, such as the standoff, is the same drive).
-    from harness_ros.skills import SkillCatalog
     from harness_ros.tools import failure, tool
 
     outcomes = iter([failure("path blocked by office_wall_south_b; areas reachable: office"), None, None])
@@ -715,20 +714,14 @@ def test_a_drive_on_the_way_after_a_blocked_drive_keeps_the_note_until_the_drive
     def drive(target: str, standoff_m: float = 0.0) -> dict[str, Any]:
         return next(outcomes) or {"success": True, "message": f"at {target}"}
 
-    skill = tmp_path / "recover-failed-grasp"
-    skill.mkdir()
-    (skill / "SKILL.md").write_text(
-        "---\nname: recover-failed-grasp\ndescription: After a failed call.\n---\n"
-        '- "path blocked" (a drive): drive to the area on the way, then drive to the target.\n'
+    skills = _recover_skill(
+        tmp_path, '- "path blocked" (a drive): drive to the area on the way, then drive to the target.\n'
     )
-    from harness_ros.model.contracts import ToolCall
-
-    load = ToolCall("l", "load_skill", '{"name": "recover-failed-grasp"}', {"name": "recover-failed-grasp"})
     shelf, office = call("drive", target="office_shelf"), call("drive", target="office")
     again = call("drive", target="office_shelf", standoff_m=0.2)
-    script = [reply(shelf), reply(load), reply(office), reply(again), final("ok")]
+    script = [reply(shelf), reply(_load_recover_skill()), reply(office), reply(again), final("ok")]
     model = _ServedHereModel(script)
-    run_all(Harness(model=model, tools=[drive], skills=SkillCatalog.discover(tmp_path)))
+    run_all(Harness(model=model, tools=[drive], skills=skills))
     note = str(model.requests[3][-1]["content"])
     assert note.startswith('Your last drive call, drive {"target": "office_shelf"}, failed: path blocked')
     assert 'Since then: drive {"target": "office"} succeeded.' in note
