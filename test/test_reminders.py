@@ -729,6 +729,54 @@ def test_a_drive_on_the_way_after_a_blocked_drive_keeps_the_note_until_the_drive
     assert "Your last drive call" not in str(model.requests[4][-1]["content"])
 
 
+def test_a_failed_place_comes_back_to_the_note_once_the_blocked_drive_of_its_fix_is_done(
+    tmp_path: Path,
+) -> None:
+    # Eval run R, episode 3: the place on the shelf failed from the doorway, the drive to the
+    # shelf was blocked, and once the 1.5B reached the shelf through the office (that drive run
+    # again, so its note ended) nothing said the place was left; it gave up with the cup held.
+    from harness_ros.tools import failure, tool
+
+    drives = iter([failure("path blocked by office_wall_south_b; areas reachable: office"), None, None])
+    places = iter([failure("surface not visible: office_shelf is 56 deg to the right"), None])
+    placed: list[str] = []
+
+    @tool(description="Drive to a target.", physical=True)
+    def drive(target: str) -> dict[str, Any]:
+        return (next(drives) if target == "office_shelf" else None) or {"success": True, "message": "there"}
+
+    @tool(description="Place what is held on a surface.", physical=True)
+    def place(surface_id: str) -> dict[str, Any]:
+        outcome = next(places)
+        if outcome is not None:
+            return outcome
+        placed.append(surface_id)
+        return {"success": True, "message": f"placed on {surface_id}"}
+
+    skills = _recover_skill(
+        tmp_path,
+        '- "surface not visible": drive to the surface itself, then place again.\n'
+        '- "path blocked" (a drive): drive to the area on the way, then drive to the target.\n',
+    )
+    shelf, office = call("drive", target="office_shelf"), call("drive", target="office")
+    put = call("place", surface_id="office_shelf")
+    script = [reply(put), reply(_load_recover_skill()), reply(shelf), reply(office), reply(shelf)]
+    model = _ServedHereModel([*script, reply(put), final("ok")])
+    run_all(Harness(model=model, tools=[drive, place], skills=skills))
+    blocked = str(model.requests[4][-1]["content"])
+    assert blocked.startswith('Your last drive call, drive {"target": "office_shelf"}, failed: path blocked')
+    assert blocked.endswith("The drive step is done; what is left of it: drive again.")
+    back = str(model.requests[5][-1]["content"]).splitlines()
+    assert back[0].startswith('Your last place call, place {"surface_id": "office_shelf"}, failed: surface')
+    assert back[1] == (
+        'Since then: drive {"target": "office_shelf"} failed; drive {"target": "office"} succeeded; '
+        'drive {"target": "office_shelf"} succeeded.'
+    )
+    assert back[-1] == "The drive step is done; what is left of it: place again."
+    assert placed == ["office_shelf"]
+    assert "Your last" not in str(model.requests[6][-1]["content"])  # the place ran again
+
+
 def test_the_loaded_skill_written_as_a_call_is_answered_with_the_tools_its_steps_name() -> None:
     from harness_ros.harness.task import _with_skill_hints
 

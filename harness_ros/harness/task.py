@@ -575,7 +575,8 @@ class TaskRunner:
             f"no {', '.join(extra)}."
         ]
         if since:
-            lines.append("Since then: " + "; ".join(f"{_call_text(s)} succeeded" for s in since) + ".")
+            ran = [f"{_call_text(s)} {'failed' if s.failed else 'succeeded'}" for s in since]
+            lines.append("Since then: " + "; ".join(ran) + ".")
         lines.append(f"The call without {'it' if len(extra) == 1 else 'them'}, not run yet:")
         lines.append(json.dumps({"name": refused.tool, "arguments": kept}, ensure_ascii=False, default=str))
         return {"role": "user", "content": "\n".join(lines)}
@@ -814,12 +815,10 @@ class TaskRunner:
         if not getattr(self._h.model, "stops_at_harness_text", False):
             return None
         physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
-        at = next((i for i in range(len(physical) - 1, -1, -1) if physical[i].failed), None)
+        at = _open_failure(physical)
         if at is None:
             return None
         step, since = physical[at], physical[at + 1 :]
-        if any(_same_call_on_the_same_ids(later, step) for later in since) or len(since) > _FOCUS_MAX_SINCE:
-            return None
         lines = [f"Your last {step.tool} call, {_call_text(step)}, {self._failure_clause(step)}."]
         reason = failure_reason(step)
         key = (step.tool, step.arguments, reason)
@@ -829,7 +828,8 @@ class TaskRunner:
             # fact, not advice: a slippery object can take two or three tries unchanged.
             lines.append(f"That same call has now failed {same} times for that reason.")
         if since:
-            lines.append("Since then: " + "; ".join(f"{_call_text(s)} succeeded" for s in since) + ".")
+            ran = [f"{_call_text(s)} {'failed' if s.failed else 'succeeded'}" for s in since]
+            lines.append("Since then: " + "; ".join(ran) + ".")
         session = self._h.skill_session
         skill = session.loaded_skill if session is not None else None
         said = items_about(skill.body, reason) if skill is not None else []
@@ -857,14 +857,14 @@ class TaskRunner:
                     f"The skill {covering.name} says what to do about it: "
                     f'call load_skill with name "{covering.name}".'
                 )
-        done = [s.tool for s in since]
+        done = [s.tool for s in since if not s.failed]
         tools = [name for name in self._h.registry.names() if name]
         left = next((rest for item in (*said, *learnt) if (rest := left_of(item, tools, done))), [])
         if step.tool in left:  # up to the failed tool again: a lesson goes on with "Before a ..."
             left = left[: left.index(step.tool) + 1]
         if left:
             todo = ", then ".join(f"{name} again" if name == step.tool else name for name in left)
-            lines.append(f"The {', '.join(done)} step is done; what is left of it: {todo}.")
+            lines.append(f"The {', '.join(dict.fromkeys(done))} step is done; what is left of it: {todo}.")
         else:
             # Last, the tool that starts the fix: what a decision started as a call reads last.
             first = next((named[0] for item in (*said, *learnt) if (named := named_calls(item, tools))), None)
@@ -1194,6 +1194,23 @@ def _reply_data(reply: ModelReply, *, images: int = 0) -> dict[str, Any]:
 def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(json.dumps(value, default=str))
     return result
+
+
+def _open_failure(physical: Sequence[TrajectoryStep]) -> int | None:
+    """The index of the latest failed robot call in ``physical`` (robot calls that ran) that
+    has not run again on the same ids since, with at most ``_FOCUS_MAX_SINCE`` successful calls
+    since; None when there is none. A failed call whose own fix failed and was then fixed is
+    still open: eval run R, episode 3, the place on the office shelf failed from the doorway,
+    the drive to the shelf was blocked, and once the 1.5B had reached the shelf through the
+    office (the drive run again, so that note ended), no note said the place was left, and it
+    gave up there with the cup in the gripper."""
+    for at in range(len(physical) - 1, -1, -1):
+        step, since = physical[at], physical[at + 1 :]
+        if sum(not s.failed for s in since) > _FOCUS_MAX_SINCE:
+            return None  # an earlier failure has at least as many calls since
+        if step.failed and not any(_same_call_on_the_same_ids(later, step) for later in since):
+            return at
+    return None
 
 
 def _same_call_on_the_same_ids(later: TrajectoryStep, failed: TrajectoryStep) -> bool:
