@@ -1082,6 +1082,30 @@ def test_the_call_without_the_extra_arguments_stays_last_until_its_tool_runs() -
     assert "did not run" not in last[3]  # the grasp ran
 
 
+def test_a_success_claimed_right_after_a_call_refused_for_its_arguments_is_held_once() -> None:
+    # Eval run R, episode 1 (memory on): the 1.5B made the same place with the pick's
+    # held_object_id twice, then ended the task as succeeded with the cup in the gripper.
+    grasp, drive, ran = _counted_grasp_and_drive()
+    put = call("grasp", object_id="red_cup", held_object_id="red_cup")
+    script = [reply(put), final("placed it"), final("placed it")]
+    model = _ServedHereModel(script)
+    events = run_all(Harness(model=model, tools=[grasp, drive]))
+    assert ran == []
+    held = [e.data for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_finish"]
+    assert len(held) == 1 and held[0]["result"]["reason"].startswith(
+        "not ended: your last call, grasp, was refused for its arguments before it ran, so the robot "
+        "did nothing and grasp was not done (invalid arguments for 'grasp'"
+    )
+    # Held once: claimed again, the task ends with the claim, and the harness judges it.
+    assert (done(events).data["finished_by"], done(events).data["claim"]) == ("finish_task", "succeeded")
+    # A success claimed after a call that ran is not held.
+    grasp, drive, ran = _counted_grasp_and_drive()
+    events = run_all(
+        Harness(model=_ServedHereModel([reply(call("drive", target="t")), final("ok")]), tools=[grasp, drive])
+    )
+    assert not [e for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_finish"]
+
+
 def test_giving_up_right_after_a_robot_call_succeeded_is_held_once_a_task() -> None:
     # Eval run N, episode 0: with the cup in the gripper the 1.5B drove to the kitchen table,
     # then ended the task as failed, with the pick's earlier "object out of reach" as reason.
@@ -1104,7 +1128,7 @@ def test_giving_up_right_after_a_robot_call_succeeded_is_held_once_a_task() -> N
     assert done(events).data["outcome"] == "failed"
 
 
-def test_a_finish_is_not_held_after_a_robot_failure_a_success_claim_or_for_a_hosted_model() -> None:
+def test_a_finish_is_not_held_after_a_robot_failure_or_for_a_hosted_model() -> None:
     from harness_ros.tools import failure, tool
 
     @tool(description="Grasp an object.", physical=True)
@@ -1113,8 +1137,8 @@ def test_a_finish_is_not_held_after_a_robot_failure_a_success_claim_or_for_a_hos
 
     cases = [
         (_ServedHereModel, [reply(call("grasp", object_id="cup")), final("out of reach", outcome="failed")]),
-        (_ServedHereModel, [reply(call("grasp", object_id="cup", force=9)), final("done")]),
         (ScriptedModel, [reply(call("grasp", object_id="cup", force=9)), final("no", outcome="failed")]),
+        (ScriptedModel, [reply(call("grasp", object_id="cup", force=9)), final("done")]),
     ]
     for model_type, script in cases:
         events = run_all(Harness(model=model_type(script), tools=[grasp]))

@@ -517,21 +517,28 @@ class TaskRunner:
         the task as failed ("The object was too far away"): the robot had done nothing, and
         the task was one place away from done. Run N, the same episode: after that refusal
         it drove to the kitchen table, then ended the task as failed with the cup in the
-        gripper there, giving the pick's earlier "object out of reach" as the reason."""
+        gripper there, giving the pick's earlier "object out of reach" as the reason.
+
+        A success claimed right after a robot call refused for its arguments is held too:
+        eval run R, episode 1, the 1.5B made the same place with the pick's
+        ``held_object_id`` twice, then ended the task as succeeded with the cup still in the
+        gripper (the harness's goal check said failed; the robot had never placed it)."""
         if not getattr(self._h.model, "stops_at_harness_text", False) or self._finish_was_held:
             return None
         assert call.arguments is not None  # checked by the caller
         steps = self._fold.trajectory.steps
         last = steps[-1] if steps else None
-        if call.arguments.get("outcome") != "failed" or last is None or not self._is_physical(last.tool):
+        claim = call.arguments.get("outcome")
+        if claim not in ("failed", "succeeded") or last is None or not self._is_physical(last.tool):
             return None
         if last.refusal == "invalid_arguments":
             why = last.result.reason or "no reason given"
+            did = "nothing failed" if claim == "failed" else f"{last.tool} was not done"
             answer = (
                 f"your last call, {last.tool}, was refused for its arguments before it ran, so the "
-                f"robot did nothing and nothing failed ({why}). Make the call with valid arguments"
+                f"robot did nothing and {did} ({why}). Make the call with valid arguments"
             )
-        elif not last.refused and not last.failed:
+        elif claim == "failed" and not last.refused and not last.failed:
             answer = (
                 f"your last call, {_call_text(last)}, {note_outcome(last.result)}, so nothing "
                 "failed just now. If the task is not done, make its next call"
