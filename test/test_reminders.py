@@ -179,6 +179,15 @@ def test_the_model_reads_each_outcome_once() -> None:
         "failure_reason": "base not at sofa",
         "evidence": "base at (0, 0)",
     }
+    # A failed action's own message, quoted by the envelope's reason, is said once.
+    aborted = {
+        "success": False,
+        "reason": "action server '/sim/pick_object' aborted the goal: object out of reach: 0.96 m > 0.75 m",
+        "result": {"success": False, "message": "object out of reach: 0.96 m > 0.75 m", "distance_m": 0.959},
+    }
+    assert model_result(aborted)["result"] == {"distance_m": 0.959}
+    other = {**aborted, "result": {"message": "the gripper closed on nothing"}}
+    assert model_result(other)["result"] == {"message": "the gripper closed on nothing"}
 
 
 def test_long_values_are_cut_for_the_model() -> None:

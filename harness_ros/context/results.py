@@ -90,8 +90,10 @@ def model_result(content: dict[str, Any]) -> dict[str, Any]:
 
     Said once, not twice: a nested ``success`` equal to the envelope's (an action result's
     own flag), and a success verdict's evidence (it confirms what ``success`` says; a
-    failed verdict keeps its reason and evidence). Each is new text of the next decision:
-    about 40 tokens a confirmed call to a local model. The run log keeps them."""
+    failed verdict keeps its reason and evidence), and a failed action's own ``message``
+    that its reason already quotes (``aborted the goal: <message>``). Each is new text of
+    the next decision: about 40 tokens a confirmed call to a local model, 15 a failed
+    action. The run log keeps them."""
     result: dict[str, Any] = {key: content[key] for key in _OUTCOME_KEYS if key in content}
     for key, raw in content.items():
         if key in result or key in _NOISE_KEYS:
@@ -101,15 +103,23 @@ def model_result(content: dict[str, Any]) -> dict[str, Any]:
             value: Any = {name: raw[name] for name in shown if not _empty(raw.get(name))}
         else:
             value = _without_noise(raw)
-            said = content.get("success")
+            said, reason = content.get("success"), content.get("reason")
             if isinstance(value, dict) and said is not None and value.get("success") == said:
                 value = {name: item for name, item in value.items() if name != "success"}
+            if isinstance(value, dict) and _said_in(value.get("message"), reason):
+                value = {name: item for name, item in value.items() if name != "message"}
         if _empty(value):
             continue
         result[key] = compact_value(
             value, max_chars=MODEL_STRING_CHARS, max_items=MODEL_ITEMS, depth=MODEL_DEPTH
         )
     return result
+
+
+def _said_in(message: Any, reason: Any) -> bool:
+    return (
+        isinstance(message, str) and bool(message.strip()) and isinstance(reason, str) and message in reason
+    )
 
 
 def tool_message(call_id: str, content: dict[str, Any]) -> Message:
