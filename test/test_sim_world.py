@@ -85,6 +85,27 @@ def test_path_blocked_names_the_obstacle_and_does_not_move(world: World) -> None
     assert world.navigate_to("office_shelf").success
 
 
+def test_an_area_is_reached_whatever_the_standoff_and_a_blocked_drive_names_a_two_area_way(
+    world: World,
+) -> None:
+    # Eval run S, episode 8: with standoff 0.5 every drive to the doorway stopped 0.5 m short
+    # of it (then 0.0 m), where the office was not a straight line; and from the kitchen
+    # counter the blocked drive to the shelf offered no way on.
+    world.pose = Pose2D(0.43, 1.383, 0.0)  # where episode 8 picked the mug
+    blocked = world.navigate_to("office_shelf", standoff_m=0.5)
+    assert not blocked.success
+    assert blocked.message.endswith(
+        "; office_shelf is a straight line from office, which is a straight line from doorway"
+    )
+    assert world.navigate_to("doorway", standoff_m=0.5).success
+    doorway = next(a for a in world.spec.areas if a.name == "doorway")
+    assert world.pose.distance_to(doorway.x, doorway.y) < 1e-6
+    again = world.navigate_to("office_shelf", standoff_m=0.5)
+    assert again.message.endswith("; office_shelf is a straight line from office")
+    assert world.navigate_to("office", standoff_m=0.5).success
+    assert world.navigate_to("office_shelf", standoff_m=0.5).success
+
+
 def test_unknown_target_lists_what_exists(world: World) -> None:
     outcome = world.navigate_to("bathroom")
     assert not outcome.success

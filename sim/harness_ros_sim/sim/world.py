@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness_ros_sim.sim.spec import BoxSpec, ObjectSpec, WorldSpec
+from harness_ros_sim.sim.spec import AreaSpec, BoxSpec, ObjectSpec, WorldSpec
 
 __all__ = [
     "SURFACE_STANDOFF_M",
@@ -421,13 +421,7 @@ class World:
             message = f"path blocked by {blocker}; areas reachable in a straight line from here: " + (
                 ", ".join(a.name for a in open_areas) or "none"
             )
-            ways = [
-                a.name
-                for a in open_areas
-                if self._path_blocker(goal_pose.x, goal_pose.y, start=(a.x, a.y)) is None
-            ]
-            if ways:
-                message += f"; {target} is a straight line from {' or '.join(ways)}"
+            message += self._way_around(target, goal_pose, open_areas)
             details = self._details(
                 action, distance_travelled_m=0.0, distance_to_target_m=distance_to_target(self.pose)
             )
@@ -482,12 +476,11 @@ class World:
         """The pose to drive to and how to measure the distance to the target, or why not."""
         area = next((a for a in self.spec.areas if a.name == target), None)
         if area is not None:
-            x, y = area.x, area.y
-            if standoff is not None:
-                length = self.pose.distance_to(x, y)
-                keep = min(standoff, length) / length if length > 0 else 0.0
-                x, y = x - (x - self.pose.x) * keep, y - (y - self.pose.y) * keep
-            return Pose2D(x, y, _wrap(area.yaw)), lambda p: p.distance_to(area.x, area.y)
+            # An area is a place to stand in, so a standoff does not apply to it. Eval run S,
+            # episode 8: asked with standoff 0.5, the base stopped 0.5 m short of the doorway,
+            # where the office was not a straight line, and asked again it moved 0.0 m (six
+            # times, between the doorway and the blocked shelf).
+            return Pose2D(area.x, area.y, _wrap(area.yaw)), lambda p: p.distance_to(area.x, area.y)
         surface = self.spec.surface(target)
         if surface is not None:
             gap = standoff if standoff is not None else SURFACE_STANDOFF_M
@@ -588,6 +581,27 @@ class World:
             if hit is not None:
                 return hit
         return None
+
+    def _way_around(self, target: str, goal: Pose2D, open_areas: list[AreaSpec]) -> str:
+        """From which reachable area ``goal`` is a straight line, or else through which two
+        (what a planner would route through); "" when neither. Eval run S, episode 8: from
+        the kitchen counter only "doorway, kitchen, living_room" were offered, with no way
+        on, and the 1.5B drove to the kitchen."""
+
+        def straight(start: AreaSpec, x: float, y: float) -> bool:
+            return self._path_blocker(x, y, start=(start.x, start.y)) is None
+
+        ways = [a.name for a in open_areas if straight(a, goal.x, goal.y)]
+        if ways:
+            return f"; {target} is a straight line from {' or '.join(ways)}"
+        for first in open_areas:
+            for then in self.spec.areas:
+                if then is not first and straight(first, then.x, then.y) and straight(then, goal.x, goal.y):
+                    return (
+                        f"; {target} is a straight line from {then.name}, which is a straight line "
+                        f"from {first.name}"
+                    )
+        return ""
 
     def _has_way_out(self, x: float, y: float) -> bool:
         """Whether some area is reachable in a straight line from (x, y)."""
