@@ -92,7 +92,7 @@ def model_result(content: dict[str, Any]) -> dict[str, Any]:
     own flag), and a success verdict's evidence (it confirms what ``success`` says; a
     failed verdict keeps its reason and evidence), and a failed action's own ``message``
     that its reason already quotes (``aborted the goal: <message>``). Each is new text of
-    the next decision: about 40 tokens a confirmed call to a local model, 15 a failed
+    the next decision: about 40 tokens a confirmed call to a local model, 20 a failed
     action. The run log keeps them."""
     result: dict[str, Any] = {key: content[key] for key in _OUTCOME_KEYS if key in content}
     for key, raw in content.items():
