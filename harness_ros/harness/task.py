@@ -582,8 +582,7 @@ class TaskRunner:
             f"no {', '.join(extra)}."
         ]
         if since:
-            ran = [f"{_call_text(s)} {'failed' if s.failed else 'succeeded'}" for s in since]
-            lines.append("Since then: " + "; ".join(ran) + ".")
+            lines.append(_since_line(since))
         lines.append(f"The call without {'it' if len(extra) == 1 else 'them'}, not run yet:")
         lines.append(json.dumps({"name": refused.tool, "arguments": kept}, ensure_ascii=False, default=str))
         return {"role": "user", "content": "\n".join(lines)}
@@ -835,8 +834,7 @@ class TaskRunner:
             # fact, not advice: a slippery object can take two or three tries unchanged.
             lines.append(f"That same call has now failed {same} times for that reason.")
         if since:
-            ran = [f"{_call_text(s)} {'failed' if s.failed else 'succeeded'}" for s in since]
-            lines.append("Since then: " + "; ".join(ran) + ".")
+            lines.append(_since_line(since))
         session = self._h.skill_session
         skill = session.loaded_skill if session is not None else None
         said = items_about(skill.body, reason) if skill is not None else []
@@ -1053,6 +1051,12 @@ def _call_text(step: TrajectoryStep) -> str:
     """``tool {"arg": value}``: the ids to act on next stand in the note (the 1.5B drove to
     the object, not back to its surface, only with ``red_cup`` named there)."""
     return _call_of(step.tool, step.arguments)
+
+
+def _since_line(since: Sequence[TrajectoryStep]) -> str:
+    """``Since then: <call> failed; <call> succeeded.``: the robot calls made since a note's call."""
+    ran = [f"{_call_text(s)} {'failed' if s.failed else 'succeeded'}" for s in since]
+    return "Since then: " + "; ".join(ran) + "."
 
 
 def _preview(text: str) -> str:
