@@ -76,8 +76,8 @@ EVENTS_QOS = QoSProfile(
 
 EventListener = Callable[[HarnessEvent], None]
 
-_FINISHING_TASK_JOIN_S = 5.0
-"""How long a new task waits for the worker of a task that already published ``done``."""
+_FINISHING_TASK_JOIN_S = 30.0
+"""How long a new task's worker waits for the worker of a task that reached its ``done``."""
 
 
 def _new_task_id() -> str:
@@ -567,8 +567,13 @@ class HarnessNode(LifecycleNode):
     # ------------------------------------------------------------------ task API
     @property
     def busy(self) -> bool:
+        """A task's worker thread is alive (it may only be publishing its ``done``)."""
         worker = self._worker
         return worker is not None and worker.is_alive()
+
+    def _task_running(self) -> bool:
+        """A task runs and has not reached its ``done`` yet."""
+        return self.busy and self._done_task_id != self._current_task_id
 
     def start_task(
         self,
@@ -585,16 +590,16 @@ class HarnessNode(LifecycleNode):
                 raise TaskRejectedError("the harness node is not active")
             if self.no_model_reason is not None:
                 raise TaskRejectedError(self.no_model_reason)
-            if self.busy and self._done_task_id == self._current_task_id and self._worker is not None:
-                # The running task has published its ``done``: a client may send the next
-                # task at once, while the worker only unwinds. Wait for that, bounded.
-                self._worker.join(_FINISHING_TASK_JOIN_S)
-            if self.busy:
+            if self._task_running():
                 raise TaskRejectedError("another task is running; cancel it first (~/cancel_task)")
+            # A task that reached its ``done`` may still be publishing it: a client that saw
+            # the ``done`` sends the next task at once. The new worker waits for the old one
+            # (bounded), so this callback never blocks and the events keep their order.
+            previous = self._worker if self.busy else None
             self._current_task_id = task_id
             self._worker = threading.Thread(
                 target=self._run_task,
-                args=(instruction, task_id, session_id, new_session),
+                args=(instruction, task_id, session_id, new_session, previous),
                 name=f"task-{task_id}",
                 daemon=True,
             )
@@ -605,21 +610,32 @@ class HarnessNode(LifecycleNode):
     def current_task_id(self) -> str | None:
         """The id of the running task, or None."""
         with self._lock:
-            return self._current_task_id if self.busy else None
+            return self._current_task_id if self._task_running() else None
 
     def _run_task(
-        self, instruction: str, task_id: str, session_id: str | None = None, new_session: bool = False
+        self,
+        instruction: str,
+        task_id: str,
+        session_id: str | None = None,
+        new_session: bool = False,
+        previous: threading.Thread | None = None,
     ) -> None:
+        if previous is not None:
+            previous.join(_FINISHING_TASK_JOIN_S)
         self.get_logger().info(f"task {task_id} started: {instruction!r}")
         status = ""
         harness = self._harness
         try:
             events = harness.run(instruction, task_id=task_id, session_id=session_id, new_session=new_session)
             for event in events:
-                self.publish_event(event)
                 if event.type is EventType.DONE:
                     status = str(event.data.get("status"))
-                    self._done_task_id = task_id
+                    # Before it goes out: a client that sees this ``done`` may send the next
+                    # task at once, and it must find this one finished (under load the
+                    # worker can be descheduled between the publish and this line).
+                    with self._lock:
+                        self._done_task_id = task_id
+                self.publish_event(event)
         except TaskRejectedError as err:
             self.publish_event(HarnessEvent(EventType.TASK_REJECTED, task_id, data={"reason": str(err)}))
         except Exception as err:  # noqa: BLE001  a harness bug must not take the node down
