@@ -197,3 +197,88 @@ def test_a_recording_keeps_the_recovered_mark(tmp_path: Any) -> None:
     replayed = ReplayModel(path).complete(messages, tools=TOOLS)
     assert replayed.tool_calls[0].recovered_from_text is True
     assert replayed.original_text == json.dumps(NAVIGATE)
+
+
+# --- reasoning blocks: a call the model weighed there is never run -----------------------
+
+ASK_OPERATOR_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "ask_operator",
+        "description": "Ask the operator a question.",
+        "parameters": {
+            "type": "object",
+            "properties": {"question": {"type": "string", "minLength": 1}},
+            "required": ["question"],
+            "additionalProperties": False,
+        },
+    },
+}
+WITH_ASK = [*TOOLS, ASK_OPERATOR_TOOL]
+STAIRS = '{"name": "navigate_to", "arguments": {"target": "stairs_top"}}'
+ASK = '{"name": "ask_operator", "arguments": {"question": "Should I carry the parcel upstairs myself?"}}'
+REJECTED_DRIVE = (
+    "<think>\n"
+    "The parcel belongs upstairs. I could drive there directly:\n"
+    f"{STAIRS}\n"
+    "No: the stairs are a fall hazard and the instruction never said to go up. I reject that drive "
+    "and ask the operator instead.\n"
+    "</think>\n"
+    f"{ASK}"
+)
+
+
+def test_a_call_weighed_and_rejected_in_a_think_block_is_never_run() -> None:
+    recovery = recover_text_calls(REJECTED_DRIVE, WITH_ASK)
+    assert [(call.name, call.arguments) for call in recovery.calls] == [
+        ("ask_operator", {"question": "Should I carry the parcel upstairs myself?"})
+    ]
+    assert recovery.problems == ()
+    # Through the adapter the harness uses: the first (and only) call is the question.
+    reply = with_text_calls(ModelReply(text=REJECTED_DRIVE), WITH_ASK)
+    assert [call.name for call in reply.tool_calls] == ["ask_operator"]
+
+
+@pytest.mark.parametrize("tag", ["think", "thinking", "reasoning", "reflection", "Thought", "analysis"])
+@pytest.mark.parametrize("form", ["bare", "tagged", "fenced"])
+def test_no_call_is_read_from_inside_any_reasoning_block(tag: str, form: str) -> None:
+    inner = {
+        "bare": STAIRS,
+        "tagged": f"<tool_call>{STAIRS}</tool_call>",
+        "fenced": f"```json\n{STAIRS}\n```",
+    }[form]
+    text = f"<{tag}>\nMaybe this:\n{inner}\nNo, too risky.\n</{tag}>\n{ASK}"
+    recovery = recover_text_calls(text, WITH_ASK)
+    assert [call.name for call in recovery.calls] == ["ask_operator"], text
+    # Nothing inside the block is reported either (it was never offered as a call).
+    unknown = f"<{tag}>\n" + '{"name": "teleport", "arguments": {}}' + f"\n</{tag}>"
+    assert recover_text_calls(unknown, WITH_ASK).problems == ()
+
+
+def test_an_unterminated_reasoning_block_runs_to_the_end() -> None:
+    text = f"<think>\nI will go up.\n{STAIRS}\n<tool_call>{STAIRS}</tool_call>"
+    recovery = recover_text_calls(text, WITH_ASK)
+    assert recovery.calls == ()
+    assert recovery.text == text
+
+
+def test_a_closing_tag_without_an_opening_one_ends_a_block_from_the_start() -> None:
+    # Templates that put <think> in the prompt: the reply starts inside the block.
+    text = f"Maybe the stairs.\n{STAIRS}\nNo.\n</think>\n{ASK}"
+    assert [call.name for call in recover_text_calls(text, WITH_ASK).calls] == ["ask_operator"]
+
+
+def test_nested_blocks_and_calls_after_them() -> None:
+    text = (
+        f"<think>\n<reasoning>\n{STAIRS}\n</reasoning>\nstill thinking\n{STAIRS}\n</think>\n"
+        f"{json.dumps(NAVIGATE)}"
+    )
+    assert names_with_ask(text) == [("navigate_to", {"target": "kitchen table"})]
+    # An empty block (<think/>) hides nothing.
+    assert names_with_ask(f"<think/>\n{json.dumps(NAVIGATE)}") == [
+        ("navigate_to", {"target": "kitchen table"})
+    ]
+
+
+def names_with_ask(text: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(call.name, call.arguments or {}) for call in recover_text_calls(text, WITH_ASK).calls]

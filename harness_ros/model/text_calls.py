@@ -18,7 +18,13 @@ so that prose, echoed tool results and invented tools stay text:
 - ``arguments`` is an object (or a JSON string holding one) that validates against that
   tool's parameter schema.
 
-Text inside ``<tool_response>`` tags (a model echoing the previous result) is never read.
+Text inside ``<tool_response>`` tags (a model echoing the previous result) is never read,
+nor text inside a reasoning block (``<think>``, ``<thinking>``, ``<reasoning>``,
+``<reflection>`` and the like, ``REASONING_TAGS``): there a model weighs calls it may
+reject ("drive to stairs_top? no, ask the operator"), so a call written there is never
+run. An opening tag never closed runs to the end of the reply; a closing tag with no
+opening one (chat templates that put ``<think>`` in the prompt) ends a block that began
+at the start of the reply.
 Every recovered call carries ``recovered_from_text=True``. The harness executes at most
 the first call of a reply, as it does for native calls; the others get a refusal.
 """
@@ -33,12 +39,27 @@ from typing import Any
 
 from harness_ros.model.contracts import ToolCall
 
-__all__ = ["TextCallRecovery", "not_offered_name", "recover_text_calls"]
+__all__ = ["REASONING_TAGS", "TextCallRecovery", "blank_reasoning", "not_offered_name", "recover_text_calls"]
 
 _TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _ECHOED_RESULT = re.compile(r"<tool_response>.*?(?:</tool_response>|\Z)", re.DOTALL)
 _FENCED = re.compile(r"```[ \t]*(?:json|JSON|tool_call)?[ \t]*\n(.*?)```", re.DOTALL)
 _ARGUMENT_KEYS = ("arguments", "parameters")
+REASONING_TAGS = (
+    "think",
+    "thinking",
+    "thought",
+    "thoughts",
+    "reason",
+    "reasoning",
+    "reflect",
+    "reflection",
+    "analysis",
+    "scratchpad",
+    "inner_monologue",
+)
+"""Tags whose content is a model's reasoning, never a call it made (matched in any case)."""
+_REASONING_TAG = re.compile(r"<(/?)\s*(" + "|".join(REASONING_TAGS) + r")\b[^<>]{0,200}>", re.IGNORECASE)
 _MAX_TEXT_CHARS = 200_000
 """Longer replies are not scanned (no model writes a call that long)."""
 _NOT_OFFERED = " is not an offered tool"
@@ -122,9 +143,40 @@ def _blank(text: str, pattern: re.Pattern[str]) -> str:
     return pattern.sub(lambda match: " " * len(match.group(0)), text)
 
 
+def blank_reasoning(text: str) -> str:
+    """``text`` with every reasoning block replaced by spaces (positions kept).
+
+    Blocks nest by depth whatever their tag names; an opening tag never closed runs to the
+    end, and a closing tag at depth 0 ends a block that began where the last one ended (the
+    start of the reply when there was none)."""
+    spans: list[tuple[int, int]] = []
+    depth = 0
+    start = 0
+    for match in _REASONING_TAG.finditer(text):
+        if match.group(0).endswith("/>"):  # an empty block (<think/>): nothing in it
+            continue
+        if not match.group(1):  # an opening tag
+            if depth == 0:
+                start = match.start()
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, match.end()))
+                start = match.end()
+        else:  # a closing tag with no opening one: all before it (since the last block) was reasoning
+            spans.append((start, match.end()))
+            start = match.end()
+    if depth > 0:
+        spans.append((start, len(text)))
+    for begin, end in spans:
+        text = text[:begin] + " " * (end - begin) + text[end:]
+    return text
+
+
 def _candidates(text: str) -> list[tuple[_Span, _Span]]:
     """(span to remove, object span) pairs in text order: tagged, fenced, then bare lines."""
-    scan = _blank(text, _ECHOED_RESULT)
+    scan = _blank(blank_reasoning(text), _ECHOED_RESULT)
     found: list[tuple[_Span, _Span]] = []
     taken: list[tuple[int, int]] = []
     for pattern in (_TAGGED, _FENCED):
