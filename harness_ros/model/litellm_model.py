@@ -31,6 +31,7 @@ from harness_ros.model.contracts import ChatModel, ModelReply, ProviderLookup, T
 from harness_ros.model.endpoints import served_on_this_machine
 from harness_ros.model.json_parsing import parse_json_loose
 from harness_ros.model.markers import HARNESS_MARKERS
+from harness_ros.model.redact import redact_secrets, redact_url, url_secrets
 from harness_ros.model.text_calls import recover_text_calls
 
 if TYPE_CHECKING:
@@ -99,10 +100,11 @@ def _ensure_plugin_provider(litellm: Any, model: str, providers: ProviderLookup 
         if provider is not None:
             try:
                 provider.register(litellm)
-            except Exception as err:  # a provider plugin that cannot register: one clear error
+            except Exception as err:  # noqa: BLE001 - a provider plugin that cannot register: one clear error
+                detail = redact_secrets(str(err))
                 raise LLMError(
-                    f"Model {model!r}: its provider plugin failed: {type(err).__name__}: {err}"
-                ) from err
+                    f"Model {model!r}: its provider plugin failed: {type(err).__name__}: {detail}"
+                ) from None
         elif "/" in model and not _litellm_knows(litellm, prefix):
             # litellm would say "Unmapped LLM provider" on the first call; say where it comes from.
             where = (
@@ -463,11 +465,16 @@ class LiteLLMModel:
         )
         return LLMError(msg)
 
+    def _secrets(self) -> list[str | None]:
+        """The values no error may quote: the API key and the credentials in ``api_base``."""
+        return [self._api_key, *url_secrets(self.api_base)]
+
     def _error(self, err: BaseException, attempts: int) -> LLMError:
-        detail = " ".join(str(err).split())[:400] or type(err).__name__
+        # Redacted before it is cut: a provider's 401 may echo the key (``redact``).
+        detail = redact_secrets(" ".join(str(err).split()), self._secrets())[:400] or type(err).__name__
         # the URL tried: a connection error is most often a wrong or unreachable api_base
         if self.api_base:
-            where = f", api_base {self.api_base!r}"
+            where = f", api_base {redact_url(self.api_base)!r}"
         elif "Connection" in type(err).__name__:
             where = ", api_base not set: the provider's default URL"
         else:
@@ -519,16 +526,17 @@ class LiteLLMModel:
                 break
             except LLMError:
                 raise
-            except Exception as err:  # provider SDKs raise many types; all become LLMError
+            except Exception as err:  # noqa: BLE001 - provider SDKs raise many types; all become LLMError
                 if "response_format" in request and _rejects_response_format(err):
                     logger.debug("%s rejected response_format; retrying without JSON mode", self.name)
                     del request["response_format"]
                     attempt -= 1
                     continue
                 if _is_timeout(litellm, err):
-                    raise self._timeout_error(err, attempt) from err
+                    raise self._timeout_error(err, attempt) from None
                 if not _is_transient(litellm, err) or attempt > self.max_retries:
-                    raise self._error(err, attempt) from err
+                    # not chained: the provider's exception may quote the key in a traceback
+                    raise self._error(err, attempt) from None
                 delay = self.retry_backoff_s * (2 ** (attempt - 1))
                 logger.warning(
                     "Model %s: transient error (%s), retry %d/%d in %.1fs",
