@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness_ros.errors import ConfigError
 from harness_ros.validators import TOOL_NAME_PATTERN, confidence_problem
+from harness_ros.yaml_safe import YamlTooLarge, safe_load
 
 __all__ = [
     "RUN_TIME_PARAMETERS",
@@ -1127,7 +1128,7 @@ def _expand_presets(tools: Any, base_dir: Path, origin: str) -> Any:
         if path is None:
             raise ConfigError(f"{where}: no preset {name!r} (config/presets/<name>.yaml or a .yaml path)")
         try:
-            preset = yaml.safe_load(path.read_text(encoding="utf-8"))
+            preset = safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as err:
             raise ConfigError(f"{where}: cannot read preset {str(path)!r}: {err}") from None
         if not isinstance(preset, dict):
@@ -1174,7 +1175,9 @@ def load_config(path: str | Path) -> HarnessConfig:
     except OSError as err:
         raise ConfigError(f"Cannot read configuration {str(path)!r}: {err.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = safe_load(text)
+    except YamlTooLarge as err:
+        raise ConfigError(f"Invalid configuration ({path}): {err}") from None
     except yaml.YAMLError as err:
         raise ConfigError(f"Invalid configuration ({path}): not valid YAML: {err}") from None
     except RecursionError:
@@ -1357,7 +1360,7 @@ def config_from_flat(flat: dict[str, Any], *, base_dir: Path, origin: str) -> Ha
             continue
         if dotted in YAML_STRING_KEYS and isinstance(value, str):
             try:
-                value = yaml.safe_load(value)
+                value = safe_load(value)
             except yaml.YAMLError as err:
                 raise ConfigError(
                     f"Invalid configuration ({origin}): {dotted}: not valid YAML: {err}"

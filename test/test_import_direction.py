@@ -55,6 +55,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "testing",
                 "validators",
                 "dds",
+                "yaml_safe",
             }
         ),
     ),

@@ -25,6 +25,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from harness_ros.config import YAML_STRING_KEYS, HarnessConfig, flatten_config, load_config
+from harness_ros.yaml_safe import safe_load
 
 __all__ = [
     "DEFAULT_NODE_NAME",
@@ -285,7 +286,7 @@ def params_document(config: HarnessConfig, *, node_name: str = DEFAULT_NODE_NAME
     flat = flatten_config(config)
     raw: Any = {}
     if config.source is not None:
-        raw = yaml.safe_load(config.source.read_text(encoding="utf-8")) or {}
+        raw = safe_load(config.source.read_text(encoding="utf-8")) or {}
     paths = _path_keys()
     params: dict[str, Any] = {}
     for leaf in _set_keys(config):

@@ -23,6 +23,7 @@ import yaml
 
 from harness_ros.errors import ConfigError
 from harness_ros.replay.contracts import ExpectedEntry, TaskDiff, TaskOutcome
+from harness_ros.yaml_safe import safe_load
 
 __all__ = [
     "Expectations",
@@ -44,7 +45,7 @@ def load_expect(path: str | Path) -> Expectations:
     except OSError as err:
         raise ConfigError(f"cannot read expected file {str(path)!r}: {err.strerror}") from None
     try:
-        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        raw = json.loads(text) if path.suffix == ".json" else safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as err:
         raise ConfigError(f"expected file {str(path)!r} is not valid YAML/JSON: {err}") from None
     tasks = raw.get("tasks") if isinstance(raw, dict) else None

@@ -35,6 +35,7 @@ from harness_ros.skills.contracts import (
     SKILL_FILE,
     Skill,
 )
+from harness_ros.yaml_safe import safe_load
 
 __all__ = ["SkillCatalog", "load_skill_file"]
 
@@ -112,7 +113,7 @@ def _split_frontmatter(text: str, skill_file: Path) -> tuple[dict[str, Any], str
     if index is None:
         raise _invalid(skill_file, "frontmatter has no closing '---' line")
     try:
-        data = yaml.safe_load("\n".join(lines[1:index]))
+        data = safe_load("\n".join(lines[1:index]))
     except yaml.YAMLError as err:
         raise _invalid(skill_file, f"frontmatter is not valid YAML: {err}") from None
     except RecursionError:  # pathological nesting: a clear error, not a crash

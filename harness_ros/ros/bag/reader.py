@@ -27,6 +27,7 @@ from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_typestore
 
 from harness_ros.errors import BagError
+from harness_ros.yaml_safe import safe_load
 
 __all__ = [
     "EVENTS_TYPE",
@@ -93,7 +94,7 @@ def _storage_files(path: Path) -> tuple[list[Path], str]:
     """Storage files of a directory bag from metadata.yaml, checked to exist."""
     meta_path = path / "metadata.yaml"
     try:
-        raw = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
+        raw = safe_load(meta_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise _fail(path, f"metadata.yaml cannot be read: {err}") from None
     info = raw.get("rosbag2_bagfile_information") if isinstance(raw, dict) else None
