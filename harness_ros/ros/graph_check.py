@@ -13,23 +13,47 @@ A missing name comes with the graph's near misses (``/scan`` for ``/scan_raw``).
 nothing configured is visible at all, the likeliest cause is that this process does not
 discover the others (domain, discovery range or Fast DDS transports differ between the
 processes), and the report says so with this process's values of those variables.
+
+Names and type names are not enough: a server built against another distribution's
+nav2_msgs has the same names and type names as this node's, yet DDS never matches a
+client of one definition with a server of another, so every call would fail at run time
+as "not available". From Iron on each endpoint carries the hash of its type's definition
+(REP 2011, ``RIHS01_...``), and this node's own hashes are in the type description files
+installed next to its interface packages (``share/<pkg>/<kind>/<Name>.json``). So for
+each server (and topic publisher) whose name and type name fit, the hashes its endpoints
+carry on the wire (an action's send_goal and get_result requests and replies and its
+feedback topic, a service's request and reply, a topic's publishers) are compared with
+this node's:
+
+- another hash: a ``WireMismatch``, a problem like a wrong type name (the node warns, and
+  refuses to start with ``strict_graph``), with the fix: build this node against the
+  robot's interfaces;
+- no hash on one side (a ROS 2 Humble peer or node: Humble's endpoints carry none, read
+  as version 0), or endpoints whose type information this middleware does not list: an
+  ``Unverified`` note, never a problem: the types may or may not match, and the report
+  says so plainly.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
+import importlib.util
+import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rclpy._rclpy_pybind11 import NodeNameNonExistentError
 from rclpy.action import get_action_server_names_and_types_by_node
 from rclpy.qos import ReliabilityPolicy
 
 from harness_ros.config import HarnessConfig
+from harness_ros.ros.distros import installed_distro
 
 if TYPE_CHECKING:
     from rclpy.node import Node
@@ -39,15 +63,19 @@ __all__ = [
     "GraphReport",
     "QosMismatch",
     "TypeMismatch",
+    "Unverified",
+    "WireMismatch",
     "check_graph",
     "discovery_environment",
     "discovery_mismatch_hint",
     "names_not_discovery_hint",
     "near_misses",
     "other_nodes",
+    "own_type_hashes",
     "poll_graph",
     "silent_topic_hint",
     "silent_topics",
+    "wire_verdict",
 ]
 
 _POLL_S = 0.1
@@ -137,6 +165,40 @@ class QosMismatch:
     publishers: tuple[str, ...]
 
 
+ROBOT_DOC = "docs/robot.md#one-route-per-distribution"
+"""Where the routes to a robot of another distribution are described."""
+
+
+@dataclass(frozen=True)
+class WireMismatch:
+    """A server (or topic publisher) whose endpoints carry another type hash than this
+    node's: the same type name with another definition, so DDS never matches them."""
+
+    kind: str
+    """``topic``, ``action`` or ``service``."""
+    name: str
+    type: str
+    part: str
+    """The endpoint that differs (``get_result reply``, ``feedback``, ``request``...)."""
+    nodes: tuple[str, ...]
+    """The peer nodes whose endpoint differs."""
+    theirs: str
+    ours: str
+    tools: tuple[str, ...] = ()
+    """The tools bound to the server (empty for a topic)."""
+
+
+@dataclass(frozen=True)
+class Unverified:
+    """An endpoint whose type cannot be compared by hash; ``why`` says why."""
+
+    kind: str
+    name: str
+    type: str
+    why: str
+    tools: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class GraphReport:
     missing_topics: tuple[str, ...] = ()
@@ -146,6 +208,11 @@ class GraphReport:
     missing_services: tuple[str, ...] = ()
     wrong_type_services: tuple[TypeMismatch, ...] = ()
     incompatible_qos: tuple[QosMismatch, ...] = ()
+    wire_mismatches: tuple[WireMismatch, ...] = ()
+    unverified: tuple[Unverified, ...] = ()
+    """Endpoints whose types cannot be verified by hash: a note, not a problem."""
+    pending: int = 0
+    """Servers seen with only part of their endpoints discovered yet (worth a re-read)."""
     checked: int = 0
     similar: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Missing name -> names in the graph that look like it."""
@@ -162,11 +229,13 @@ class GraphReport:
             or self.missing_services
             or self.wrong_type_services
             or self.incompatible_qos
+            or self.wire_mismatches
         )
 
     def describe(self) -> str:
         if self.ok:
-            return f"all {self.checked} configured topics, actions and services are present"
+            text = f"all {self.checked} configured topics, actions and services are present"
+            return "\n".join([text, *(f"  {note}" for note in self.notes())])
         problems = self.problems()
         lines = [f"{len(problems)} of {self.checked} configured endpoints are not usable:"]
         lines += [f"  {problem}" for problem in problems]
@@ -174,7 +243,19 @@ class GraphReport:
             lines.append(f"  nothing is visible, not even another node: {discovery_mismatch_hint()}")
         elif self.all_missing and self.other_nodes:
             lines.append(f"  {names_not_discovery_hint(self.other_nodes)}")
+        lines += [f"  {note}" for note in self.notes()]
         return "\n".join(lines)
+
+    def notes(self) -> list[str]:
+        """What could not be verified (no type hash on one side), one line per reason."""
+        by_reason: dict[str, list[str]] = {}
+        for item in self.unverified:
+            tools = f" (tool {', '.join(item.tools)})" if item.tools else ""
+            by_reason.setdefault(item.why, []).append(f"{item.kind} {item.name!r}{tools}")
+        return [
+            f"the types of {', '.join(endpoints)} cannot be verified: {why}"
+            for why, endpoints in by_reason.items()
+        ]
 
     @property
     def all_missing(self) -> bool:
@@ -202,11 +283,28 @@ class GraphReport:
             "'reliable', which never matches it, so nothing arrives (set it to 'sensor_data')"
             for m in self.incompatible_qos
         ]
+        out += [_wire_mismatch(m) for m in self.wire_mismatches]
         return out
 
 
 def _mismatch(kind: str, m: TypeMismatch) -> str:
     return f"{kind} {m.name!r} has type {', '.join(m.found)}, expected {m.expected}"
+
+
+def _wire_mismatch(m: WireMismatch) -> str:
+    what = "the server at" if m.kind != "topic" else "the publisher(s) of topic"
+    tools = f" (tool {', '.join(m.tools)})" if m.tools else ""
+    package = m.type.split("/", 1)[0]
+    looks = installed_distro(package)
+    ours = f"; this node's {package} looks like ROS 2 {looks}" if looks else ""
+    return (
+        f"{what} {m.name!r}{tools} speaks {m.type} of another definition than this node's: "
+        f"its {m.part} has type hash {m.theirs} ({', '.join(m.nodes)}), this node's {m.ours}"
+        f"{ours}. The robot runs another ROS distribution's (or another release's) "
+        f"interfaces, and DDS never matches the two, so every call would fail as not "
+        f"available: build this node against the robot's {package} "
+        f"({ROBOT_DOC})"
+    )
 
 
 def expected_topics(config: HarnessConfig) -> dict[str, str]:
@@ -268,23 +366,181 @@ def poll_graph(
 
 
 def check_graph(node: Node, config: HarnessConfig, *, timeout_s: float) -> GraphReport:
-    """Wait up to ``timeout_s`` for every configured endpoint; report what is still missing."""
+    """Wait up to ``timeout_s`` for every configured endpoint, of this node's types; report
+    what is still missing or of another definition, and what cannot be verified."""
     topics = {node.resolve_topic_name(name): kind for name, kind in expected_topics(config).items()}
     reliable = {node.resolve_topic_name(name): key for name, key in reliable_topics(config).items()}
     # several tools may bind one server (drive_forward and back_up presets): check it once
-    actions: dict[tuple[str, str], None] = {}
-    services: dict[tuple[str, str], None] = {}
+    actions: dict[tuple[str, str], list[str]] = {}
+    services: dict[tuple[str, str], list[str]] = {}
     for binding in config.tools:
         if binding.action is not None:
-            actions[(node.resolve_topic_name(binding.action, only_expand=True), binding.type)] = None
+            key = (node.resolve_topic_name(binding.action, only_expand=True), binding.type)
+            actions.setdefault(key, []).append(binding.name)
         elif binding.service is not None:
-            services[(node.resolve_service_name(binding.service, only_expand=True), binding.type)] = None
+            key = (node.resolve_service_name(binding.service, only_expand=True), binding.type)
+            services.setdefault(key, []).append(binding.name)
+    tools = {name: tuple(names) for (name, _), names in [*actions.items(), *services.items()]}
     report = poll_graph(
-        lambda: _snapshot(node, topics, list(actions), list(services), reliable),
-        lambda report: report.ok,
+        lambda: _snapshot(node, topics, list(actions), list(services), reliable, tools=tools),
+        lambda report: report.ok and not report.pending,
         deadline=time.monotonic() + max(0.0, timeout_s),
     )
     return report if report.ok else _with_near_misses(node, report)
+
+
+# ------------------------------------------------------------------ the types on the wire
+
+_PENDING = "only part of the server's endpoints were discovered within the check's wait"
+_PEER_NO_HASH = (
+    "the peer's endpoints carry no type hash (ROS 2 Humble sends none), so a peer built "
+    "against another distribution's interfaces cannot be told from a matching one: if "
+    f"calls fail as not available, build this node against the robot's interfaces ({ROBOT_DOC})"
+)
+_OWN_NO_HASH = (
+    "this node's interface package has no type description (share/<pkg>/<kind>/<Name>.json: "
+    "built by ROS 2 Humble or older), so there is nothing to compare the peer's hash with"
+)
+_NO_TYPE_INFO = "the middleware lists no type information of the peer's endpoints"
+
+
+@dataclass(frozen=True)
+class WirePart:
+    """One endpoint family of a server or topic as DDS carries it, and the peer's side
+    of it: (peer node, its type hash or None when it carries none) per endpoint."""
+
+    part: str
+    """What it is, for a message: ``get_result reply``, ``request``, ``publishers``."""
+    suffix: str
+    """The part's type is the configured type plus this (``_GetResult_Response``)."""
+    endpoints: tuple[tuple[str, str | None], ...]
+    request_reply: bool = False
+    """A service request or reply topic (``rq/...``, ``rr/...``): DDS middlewares list
+    these, others may not."""
+
+
+def _wire_names(kind: str, name: str) -> list[tuple[str, str, str, bool, str]]:
+    """(part, graph name, peer side ``pub``/``sub``, name as DDS spells it, suffix)."""
+    if kind == "topic":
+        return [("publishers", name, "pub", False, "")]
+    if kind == "service":
+        return [
+            ("request", f"rq{name}Request", "sub", True, "_Request"),
+            ("reply", f"rr{name}Reply", "pub", True, "_Response"),
+        ]
+    base = f"{name}/_action"
+    return [
+        ("send_goal request", f"rq{base}/send_goalRequest", "sub", True, "_SendGoal_Request"),
+        ("send_goal reply", f"rr{base}/send_goalReply", "pub", True, "_SendGoal_Response"),
+        ("get_result request", f"rq{base}/get_resultRequest", "sub", True, "_GetResult_Request"),
+        ("get_result reply", f"rr{base}/get_resultReply", "pub", True, "_GetResult_Response"),
+        ("feedback", f"{base}/feedback", "pub", False, "_FeedbackMessage"),
+    ]
+
+
+def _hash_of(info: Any) -> str | None:
+    """``RIHS01_...`` of an endpoint, or None when it carries none (Humble's rclpy has no
+    ``topic_type_hash``; a Humble peer's reads as version 0)."""
+    found = getattr(info, "topic_type_hash", None)
+    if found is None:
+        return None
+    if isinstance(found, dict):
+        version, value = found.get("version", 0), found.get("value", b"")
+    else:
+        version, value = getattr(found, "version", 0), getattr(found, "value", b"")
+    if not isinstance(version, int) or version <= 0 or not isinstance(value, bytes) or not any(value):
+        return None
+    return f"RIHS{version:02}_{value.hex()}"
+
+
+def _wire_endpoints(node: Node, kind: str, name: str) -> list[WirePart]:
+    """The peer side of ``name``'s endpoints as the graph lists them: a server subscribes
+    to requests and publishes replies and feedback; a topic's peers publish."""
+    parts = []
+    for part, graph_name, side, request_reply, suffix in _wire_names(kind, name):
+        query = node.get_publishers_info_by_topic if side == "pub" else node.get_subscriptions_info_by_topic
+        infos = query(graph_name, no_mangle=True) if request_reply else query(graph_name)
+        endpoints = tuple(
+            (f"{info.node_namespace.rstrip('/')}/{info.node_name}", _hash_of(info)) for info in infos
+        )
+        parts.append(WirePart(part, suffix, endpoints, request_reply))
+    return parts
+
+
+def _share_dirs(package: str) -> Iterable[Path]:
+    """Where ``package``'s share folder may be: next to the Python package this process
+    imports (``<prefix>/lib/pythonX.Y/site-packages/<package>`` -> ``<prefix>/share``),
+    then along ``AMENT_PREFIX_PATH``."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        for ancestor in Path(spec.origin).resolve().parents[1:6]:
+            yield ancestor / "share" / package
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if prefix:
+            yield Path(prefix) / "share" / package
+
+
+@functools.lru_cache(maxsize=256)
+def own_type_hashes(type_string: str) -> dict[str, str]:
+    """Type name -> ``RIHS01_...`` for ``pkg/kind/Name`` and the types it is made of
+    (``NavigateToPose_GetResult_Response`` ...), as this process's interface package
+    declares them in its type description (Iron and later generate it); empty when none
+    is found (a package built by Humble)."""
+    package, _, rest = type_string.partition("/")
+    kind, _, name = rest.partition("/")
+    for share in _share_dirs(package):
+        path = share / kind / f"{name}.json"
+        if not path.is_file():
+            continue
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8")).get("type_hashes", [])
+        except (OSError, ValueError, AttributeError):
+            return {}
+        return {
+            str(entry["type_name"]): str(entry["hash_string"])
+            for entry in entries
+            if isinstance(entry, dict) and "type_name" in entry and "hash_string" in entry
+        }
+    return {}
+
+
+def wire_verdict(
+    kind: str,
+    name: str,
+    type_string: str,
+    parts: list[WirePart],
+    own: dict[str, str] | None = None,
+) -> WireMismatch | Unverified | None:
+    """Compare the peers' type hashes of ``name`` with this node's (``own``, default
+    ``own_type_hashes``): a ``WireMismatch`` when any differs, an ``Unverified`` when they
+    cannot be compared (``_PENDING`` when only part of a server's endpoints are seen yet),
+    None when every hash matches."""
+    ours_by_type = own_type_hashes(type_string) if own is None else own
+    seen = [part for part in parts if part.endpoints]
+    if not seen:
+        return Unverified(kind, name, type_string, _NO_TYPE_INFO)
+    for part in seen:
+        ours = ours_by_type.get(type_string + part.suffix)
+        if ours is None:
+            continue
+        differing = [
+            (peer, theirs) for peer, theirs in part.endpoints if theirs is not None and theirs != ours
+        ]
+        if differing:
+            theirs = differing[0][1] or ""
+            nodes = tuple(sorted({peer for peer, hashed in differing if hashed == theirs}))
+            return WireMismatch(kind, name, type_string, part.part, nodes, theirs, ours)
+    request_reply = [part for part in parts if part.request_reply]
+    if any(part.endpoints for part in request_reply) and not all(part.endpoints for part in request_reply):
+        return Unverified(kind, name, type_string, _PENDING)
+    if any(theirs is None for part in seen for _, theirs in part.endpoints):
+        return Unverified(kind, name, type_string, _PEER_NO_HASH)
+    if any(type_string + part.suffix not in ours_by_type for part in seen):
+        return Unverified(kind, name, type_string, _OWN_NO_HASH)
+    return None
 
 
 def silent_topic_hint(topic: str, publishers: int, window_s: float) -> str:
@@ -379,6 +635,8 @@ def _snapshot(
     actions: list[tuple[str, str]],
     services: list[tuple[str, str]],
     reliable: dict[str, str],
+    *,
+    tools: dict[str, tuple[str, ...]] | None = None,
 ) -> GraphReport:
     publishers = {
         name: {info.topic_type for info in node.get_publishers_info_by_topic(name)} for name in topics
@@ -387,6 +645,28 @@ def _snapshot(
     action_servers, service_servers = _servers(node) if actions or services else ({}, {})
     missing_actions, wrong_actions = _compare(actions, action_servers)
     missing_services, wrong_services = _compare(services, service_servers)
+    # The hashes of what is there with the right type name.
+    fitting = [
+        (kind, name, type_string)
+        for kind, wanted, missing, wrong in (
+            ("topic", list(topics.items()), missing_topics, wrong_topics),
+            ("action", actions, missing_actions, wrong_actions),
+            ("service", services, missing_services, wrong_services),
+        )
+        for name, type_string in wanted
+        if name not in missing and name not in {m.name for m in wrong}
+    ]
+    mismatches: list[WireMismatch] = []
+    unverified: list[Unverified] = []
+    pending = 0
+    for kind, name, type_string in fitting:
+        verdict = wire_verdict(kind, name, type_string, _wire_endpoints(node, kind, name))
+        on = (tools or {}).get(name, ())
+        if isinstance(verdict, WireMismatch):
+            mismatches.append(dataclasses.replace(verdict, tools=on))
+        elif isinstance(verdict, Unverified):
+            unverified.append(dataclasses.replace(verdict, tools=on))
+            pending += verdict.why == _PENDING
     return GraphReport(
         missing_topics=missing_topics,
         wrong_type_topics=wrong_topics,
@@ -395,5 +675,8 @@ def _snapshot(
         missing_services=missing_services,
         wrong_type_services=wrong_services,
         incompatible_qos=_best_effort(node, reliable),
+        wire_mismatches=tuple(mismatches),
+        unverified=tuple(unverified),
+        pending=pending,
         checked=len(topics) + len(actions) + len(services),
     )

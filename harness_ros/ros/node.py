@@ -33,7 +33,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -296,6 +295,8 @@ class HarnessNode(LifecycleNode):
             if config.strict_graph:
                 raise HarnessError(f"ROS graph check failed (strict_graph): {message}")
             self.get_logger().warning(f"ROS graph check: {message}")
+        elif report.notes():  # types that cannot be verified (a peer without type hashes)
+            self.get_logger().warning(f"ROS graph check: {report.describe()}")
         self._check_for_silent_sensors(config)
         model = build_model(config, allow_unset=True, providers=model_provider)
         approval = None
@@ -882,7 +883,9 @@ def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, aut
     try:
         # Our own SIGINT/SIGTERM handling (_StopSignals): a signal stops the running task
         # first, then the node; the context is shut down last, when the `with` ends.
-        with rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO):
+        from harness_ros.ros.compat import ros_init  # `with rclpy.init` needs Kilted
+
+        with ros_init(args=args, signal_handler_options=SignalHandlerOptions.NO):
             stop.install()
             try:
                 node = HarnessNode(config_path=config_path)
