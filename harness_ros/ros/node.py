@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -883,9 +884,7 @@ def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, aut
     try:
         # Our own SIGINT/SIGTERM handling (_StopSignals): a signal stops the running task
         # first, then the node; the context is shut down last, when the `with` ends.
-        from harness_ros.ros.compat import ros_init  # `with rclpy.init` needs Kilted
-
-        with ros_init(args=args, signal_handler_options=SignalHandlerOptions.NO):
+        with rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO):
             stop.install()
             try:
                 node = HarnessNode(config_path=config_path)
