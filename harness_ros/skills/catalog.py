@@ -2,7 +2,9 @@
 
 Discovery is strict so a typo fails at start-up, not mid-task: a configured
 folder that does not exist, a skill folder without SKILL.md, a symlinked skill
-folder, bad YAML or a frontmatter rule broken are each a ``SkillError`` naming the
+folder, a SKILL.md that is a symlink or not a regular file or over
+``MAX_SKILL_FILE_BYTES`` (64 KiB), bad YAML (aliases expanded past ``yaml_safe``'s budget
+included) or a frontmatter rule broken are each a ``SkillError`` naming the
 SKILL.md (or folder) and the rule. Hidden entries and plain files in the skills
 folder (a README) are ignored.
 
@@ -14,6 +16,7 @@ symlinks, so point ``skills.dir`` at the source folder to keep the resources.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -32,6 +35,7 @@ from harness_ros.skills.contracts import (
     MAX_COMPATIBILITY_CHARS,
     MAX_DESCRIPTION_CHARS,
     MAX_NAME_CHARS,
+    MAX_SKILL_FILE_BYTES,
     SKILL_FILE,
     Skill,
 )
@@ -40,6 +44,8 @@ from harness_ros.yaml_safe import safe_load
 __all__ = ["SkillCatalog", "load_skill_file"]
 
 _NAME_CHARS = re.compile(r"[a-z0-9-]+")
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _COMMENT_OR_SPACE = re.compile(r"<!--.*?-->|\s+", re.DOTALL)
 
 
@@ -136,11 +142,44 @@ def _declared_resources(folder: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _read_skill_file(skill_file: Path) -> bytes:
+    """SKILL.md's bytes: a regular file in the skill folder itself, never through a symlink
+    (one could point anywhere on the machine), at most ``MAX_SKILL_FILE_BYTES``."""
+    if skill_file.is_symlink():  # also where the platform has no O_NOFOLLOW
+        raise _invalid(skill_file, "it is a symlink; copy the file into the skill folder instead")
+    try:
+        descriptor = os.open(skill_file, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
+    except OSError as err:
+        if err.errno == errno.ELOOP:  # replaced by a symlink since the check above
+            raise _invalid(
+                skill_file, "it is a symlink; copy the file into the skill folder instead"
+            ) from None
+        raise
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _invalid(skill_file, "it is not a regular file")
+        limit = MAX_SKILL_FILE_BYTES
+        if info.st_size > limit:
+            raise _invalid(skill_file, _too_large(info.st_size))
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # grew after fstat
+        raise _invalid(skill_file, _too_large(len(data)))
+    return data
+
+
+def _too_large(size: int) -> str:
+    return (
+        f"it is {size:,} bytes, over the {MAX_SKILL_FILE_BYTES // 1024} KiB limit for a {SKILL_FILE} "
+        "(its body joins the model's context whole); move detail into resources the skill names"
+    )
+
+
 def load_skill_file(folder: Path) -> Skill:
     """Validate one skill folder; ``SkillError`` names its SKILL.md and the broken rule."""
     skill_file = folder / SKILL_FILE
     try:
-        text = skill_file.read_bytes().decode("utf-8")
+        text = _read_skill_file(skill_file).decode("utf-8")
     except FileNotFoundError:
         raise SkillError(f"Invalid skill folder {display_path(folder)!r}: it has no {SKILL_FILE}") from None
     except OSError as err:

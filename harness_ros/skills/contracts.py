@@ -26,6 +26,7 @@ __all__ = [
     "MAX_DESCRIPTION_CHARS",
     "MAX_NAME_CHARS",
     "MAX_RESOURCE_BYTES",
+    "MAX_SKILL_FILE_BYTES",
     "SKILL_FILE",
     "Skill",
 ]
@@ -36,6 +37,9 @@ MAX_DESCRIPTION_CHARS = 1024
 MAX_COMPATIBILITY_CHARS = 500
 MAX_RESOURCE_BYTES = 64 * 1024
 """A resource larger than this is refused: it would crowd the context window."""
+MAX_SKILL_FILE_BYTES = 64 * 1024
+"""A SKILL.md larger than this is refused at discovery: its body joins the context whole when
+loaded (the skills of this project are under 2 KB; detail belongs in resources)."""
 
 ALLOWED_FRONTMATTER_KEYS: tuple[str, ...] = (
     "name",
