@@ -28,10 +28,18 @@ controls), combining marks dropped and Cyrillic/Greek look-alike letters folded 
 Latin, so "Sk\u200bip" and "\u0405kip" read as "Skip".
 
 A keyword list cannot recognise every paraphrase, so ``classify`` has three outcomes:
-*refuse* (a weakening rule fired), *hold* for the operator's review (what the guard
-cannot read with confidence: another language, mixed scripts, or a sentence about
-approvals, margins, clearance, limits, speed, collisions, hooks or checks that it cannot
-classify as clearly protective advice) and *accept*.
+*refuse* (a weakening rule fired), *hold* for the operator's review and *accept*. Held is
+what the guard cannot read with confidence (another language, mixed scripts) and any
+text on a *safety topic* (sensors and their readings, clearance, stops and stop words,
+speed, force and limits, approvals, the evaluator and its verdicts, people, children and
+pets, stairs, edges and hazards, collisions) that does not clearly tighten what the robot
+does: a *direction* classifier looks for tightening (stop, slow down, wait, ask, report,
+re-check, keep away, "treat unknown clearance as blocked") and loosening (ignore, keep
+using the last reading, continue, only applies to, raise, assume the path is clear, at
+full speed, no need to slow down). Loosening text is held as ``loosens_safety``, text that
+tightens nothing as ``unclassified_safety``: a list of phrasings cannot refuse every
+weakening, but the direction holds the ones it misses for the operator instead of
+accepting them.
 """
 
 from __future__ import annotations
@@ -48,11 +56,15 @@ __all__ = [
     "classify",
     "fold",
     "hold_reason",
+    "loosening",
     "normalise",
     "weakening_rule",
 ]
 
-_NEGATORS = frozenset({"not", "never", "no", "without", "nor", "neither", "none", "nothing"})
+# "instead of driving", "rather than waiting", "avoid driving": the act that follows is not done.
+_NEGATORS = frozenset(
+    {"not", "never", "no", "without", "nor", "neither", "none", "nothing", "instead", "rather", "avoid"}
+)
 _NEGATION_WINDOW = 4
 
 _SUBJECT = (
@@ -356,13 +368,22 @@ _AS_GOOD = (
 )
 
 
+def _perfect(clause: str, start: int) -> bool:
+    """ "after the robot has moved": an act already done, not one to do."""
+    before = clause[:start].split()
+    return bool(before) and before[-1] in {"has", "have", "had"}
+
+
 def _stale_action(sentence: str) -> bool:
     if not (_has(_SENSING, sentence) and _has(_STALE, sentence)):
         return False
     for clause in _clauses(sentence):
         if _GATED.search(clause):
             continue  # "move only when it is clear again": the action waits for fresh data
-        if any(not _negated(clause, m.start()) for m in _triggers(_ACT, clause)):
+        if any(
+            not _negated(clause, m.start()) and not _perfect(clause, m.start())
+            for m in _triggers(_ACT, clause)
+        ):
             return True
         # "unknown clearance means the path is free", "treat an old reading as current"
         if any(not _negated(clause, m.start()) for m in _triggers(_AS_GOOD, clause)):
@@ -460,6 +481,20 @@ _FOREIGN = _word_set(
 )
 
 
+_ENGLISH_CONTENT = _word_set(
+    """success successes successful failure failures failed lesson lessons attempt attempts retry
+    retried worked works tool tools object objects item items cup cups mug mugs table shelf door
+    robot arm base gripper grasp grasps pick picks place places placed open close closed drawer
+    kitchen hallway room left right front back top bottom handle slow slower faster first last
+    again later once twice summary call calls argument arguments target reason reasons view"""
+)
+
+
+def _known_english() -> re.Pattern[str]:
+    """The guard's own English vocabulary (topics, tightening and acting verbs), as one pattern."""
+    return re.compile(rf"(?:{_TOPIC}|{_TIGHTEN}|{_ACT}|{_WEAKEN_VERB}|{_MOTION}|{_WEAK_TOPIC})")
+
+
 def _language_reason(text: str) -> str | None:
     """``mixed_scripts`` or ``other_language`` when the guard cannot read the text as English."""
     visible = _visible(text)
@@ -471,29 +506,25 @@ def _language_reason(text: str) -> str | None:
         scripts |= word_scripts
     if scripts - {"LATIN"}:
         return "mixed_scripts" if "LATIN" in scripts else "other_language"
-    words = re.findall(r"[a-z]+", fold(text))
+    # Words only: identifiers ("pick_object"), numbers and one-letter fragments ("lesson(s)")
+    # say nothing about the language.
+    tokens = re.findall(r"[a-z0-9_]+", fold(text))
+    words = [token for token in tokens if token.isalpha() and len(token) > 1]
     foreign = sum(word in _FOREIGN for word in words)
     english = sum(word in _ENGLISH for word in words)
     accented = any(not ch.isascii() and ch.isalpha() for ch in visible)
+    known = sum(word in _ENGLISH_CONTENT or _KNOWN_ENGLISH.fullmatch(word) is not None for word in words)
     if (
         (foreign >= 2 and foreign >= english)
         or (foreign and not english)
-        or (len(words) >= 8 and not english)
+        # Terse English ("grasp failures: retry slower ...") has words the guard knows.
+        or (len(words) >= 8 and not english and 2 * known < len(words))
         or (accented and len(words) >= 3 and not english)  # "Pomin sprawdzanie odstepu ..."
     ):
         return "other_language"
     return None
 
 
-_TOPIC = (
-    r"approv\w*|permission\w*|consent\w*|confirm\w*|authori[sz]\w*|sign off|go ahead|margins?"
-    r"|clearances?|limit\w*|speed\w*|velocit\w*|fast\w*|quick\w*|hurr\w*|rush\w*|accelerat\w*"
-    r"|collision\w*|collid\w*|bump\w*|crash\w*|hooks?|check\w*|safety|guard\w*|e stop|emergency stop"
-    r"|evaluat\w*|verdict\w*|verif\w*|workspace|footprint|bounds?|boundar\w*|envelope|distances?"
-    r"|buffers?|filters?|obstacles?|threshold\w*"
-    # What the operator is said to allow is theirs to say at the moment, not memory's.
-    r"|operators? (?:\w+ ){0,2}?(?:trust\w*|allow\w*|let\w*|permit\w*|delegat\w*|mind\w*|want\w* no)"
-)
 _PROTECTIVE = (
     r"check(?:s|ed|ing)?|double check\w*|re check\w*|verif(?:y|ies|ied|ying)|confirm(?:s|ed|ing)?"
     r"|wait(?:s|ed|ing)?|ask(?:s|ed|ing)?|request(?:s|ed|ing)?|respect(?:s|ed|ing)?|obey(?:s|ed|ing)?"
@@ -509,79 +540,351 @@ _PROTECTIVE = (
     r"|necessary|needed|essential|compulsory)|operators? (?:must|has to|have to) (?:approve|confirm)"
 )
 _SUSPICIOUS = (
-    r"yes|zero|behalf|yourself|automatic\w*|anyway|regardless|unless|except\w*|sometimes"
-    r"|occasionally|rarely|seldom|later|eventually|if possible|when possible|if convenient|when convenient"
-    r"|if needed|when needed|if necessary|if time|once|lag\w*|carry on|drive on|go on|keep going"
-    r"|continu\w*|proceed\w*|(?:\w+ )?[0-9]+(?: \w+)?"
+    r"yes|zero|behalf|yourself|automatic\w*|if possible|when possible|if convenient|when convenient"
+    r"|if needed|when needed|if necessary|if time|lag\w*|(?:\w+ )?[0-9]+(?: \w+)?"
 )
 _SPEED_UP = r"faster|quicker|higher|more|increas\w*|rais\w*|full|max\w*|top|hurry\w*|rush\w*"
 _SHRINK = r"small\w*|tight\w*|minim\w*|less|reduc\w*|lower\w*|decreas\w*|short\w*|narrow\w*|closer|shrink\w*"
 _SAFE_STATE = r"clear|fresh|free|known|current|new|updated|re observ\w*|approved|confirmed|checked|granted"
 
 
+# ------------------------------------------------------------ safety topic and direction
+#
+# Memory that speaks of a safety subject (sensors and their readings, stops, limits,
+# approvals, verdicts, people, hazards) is accepted only when it clearly tightens what
+# the robot does (stop, slow down, wait, ask, report, re-check, keep away) and nothing in
+# it loosens (ignore, keep using a stale reading, continue despite, only applies to,
+# raise, assume, without, at full speed). Loosening or unclear text is held for the
+# operator's review, never lost; the weakening rules above still refuse the plain cases.
+
+_TOPIC = (
+    r"approv\w*|permission\w*|consent\w*|confirm\w*|authori[sz]\w*|sign off|go ahead|margins?"
+    r"|clearances?|limit\w*|speed\w*|velocit\w*|fast\w*|quick\w*|hurr\w*|rush\w*|accelerat\w*"
+    r"|collision\w*|collid\w*|bump\w*|crash\w*|hooks?|check\w*|safety|safe|unsafe|guard\w*"
+    r"|evaluat\w*|verdict\w*|verif\w*|workspace|footprint|bounds?|boundar\w*|envelope|distances?"
+    r"|buffers?|filters?|obstacles?|threshold\w*"
+    # sensors and their readings
+    r"|lidars?|lasers?|scan\w*|sonars?|ultrasonic\w*|radars?|sensors?|readings?|depth|range"
+    r"|odometry|locali[sz]\w*|pose estimates?|proximity|cliff\w*|imu|encoders?|tactile"
+    # stops, brakes, forces
+    r"|e stop\w*|estop\w*|emergency\w*|kill switch\w*|stop (?:words?|buttons?|commands?|signals?|requests?)"
+    r"|brak\w*|forces?|torques?|payloads?|pinch\w*"
+    # warnings and hazards
+    r"|warn\w*|alarm\w*|alerts?|beep\w*|hazard\w*|danger\w*|risk\w*|stairs?|staircase|stairwell"
+    r"|edges?|ledges?|cliffs?|injur\w*|hurt\w*"
+    # What the operator is said to allow is theirs to say at the moment, not memory's.
+    r"|operators? (?:\w+ ){0,2}?(?:trust\w*|allow\w*|let\w*|permit\w*|delegat\w*|mind\w*|want\w* no)"
+)
+_BEINGS = (
+    r"people|persons?|humans?|someone|somebody|anyone|anybody|everyone|child\w*|kids?|bab(?:y|ies)"
+    r"|toddlers?|infants?|guests?|visitors?|pets?|dogs?|cats?|puppy|puppies|kittens?|animals?"
+    r"|operators?|users?|owners?"
+)
+_HAZARD_THING = (
+    r"hot|stoves?|ovens?|hobs?|knife|knives|blades?|scissors|sharp|fire|flames?|candles?|boiling"
+    r"|heaters?|bleach|chemicals?|medicine|pills|glass(?:es)?|wet floor|spills?|cot|crib"
+)
+_MOTION = (
+    r"driv\w*|mov(?:e|es|ed|ing)|go|goes|going|pass\w*|approach\w*|cross\w*|enter\w*|navigat\w*"
+    r"|push\w*|nudg\w*|hand(?:s|ed|ing)?|giv(?:e|es|ing)|reach\w*|touch\w*|carry\w*|near|close to|past"
+)
+_WEAK_TOPIC = _BEINGS + r"|" + _HAZARD_THING + r"|cameras?|images?|frames?|feeds?|views?|photos?|maps?"
+
+# Tightening: what the robot does more carefully. A verb must be the robot's ("stop the
+# base"), not another subject's ("the lidar stops updating", "if they ask").
+_TIGHTEN = (
+    _PROTECTIVE + r"|paus(?:e|es|ed|ing)|abort\w*|cancel\w*|refus(?:e|es|ed|ing)|declin(?:e|es|ed|ing)"
+    r"|back(?:s|ed|ing)? (?:off|away|up)|give way|yield\w*|tell|tells|inform\w*|notify\w*|alert"
+    r"|escalat\w*|(?:stand|stay|remain|hold|keep)s? still|hold position|stay put"
+    r"|stay(?:s|ing)? (?:\w+ )?(?:away|back|clear|behind|out|off)|away from"
+    r"|keep(?:s|ing)? (?:\w+ ){0,3}?(?:low|slow|still|stopped|away|back|clear)"
+    r"|slowly|gently|carefully|cautiously|with care|caution\w*"
+    r"|re (?:check|observe|scan|measure|localis|localiz|plan)\w*|look again|double check\w*"
+)
+_NOT_THE_ROBOT = _word_set(
+    """they he she it someone somebody anyone anybody everyone people person child children kid
+    kids guest guests operator operators user users owner dog dogs cat cats pet pets lidar laser
+    sensor sensors camera cameras bumper bumpers scan scans evaluator it hook hooks alarm warning
+    reading readings feed system who which"""
+)
+_CAUTIOUS = (
+    r"block\w*|occupied|unsafe|dangerous|obstacles?|present|nearby|there|behind|around|stale|unknown"
+    r"|not (?:clear|safe|free|fresh|valid|known)|fail\w*|unverified|denied|refus\w*|risk\w*|hazard\w*"
+    r"|stop|wait|danger|moving|unpredictable|fragile"
+)
+_ASSUME = (
+    r"assum(?:e|es|ed|ing)|presum(?:e|es|ed|ing)|pretend\w*|treat(?:s|ed|ing)?|consider(?:s|ed|ing)?"
+    r"|count(?:s|ed|ing)? (?:\w+ ){0,3}?as|regard\w* (?:\w+ ){0,3}?as"
+    r"|(?:tak(?:e|es|ing)|took) (?:\w+ ){0,4}?as|as if|as though"
+    r"|as good as|good enough|means?|equals?|impl(?:y|ies)"
+)
+_CARRY_ON = (
+    r"continu\w*|carr(?:y|ies|ied|ying) on|keep(?:s|ing)? (?:going|driving|moving|on|rolling|working|at it)"
+    r"|kept (?:going|driving|moving)|(?:drive|driving|drives|go|goes|going|press\w*|push\w*|mov\w*) on"
+    r"|push(?:es|ed|ing)? (?:through|past|ahead)|proceed\w*|resum(?:e|es|ed|ing)|go(?:es|ing)? ahead"
+    r"|finish\w* (?:\w+ ){0,2}?(?:motion|move|movement|drive|task|job|trajectory)"
+    r"|(?:driv|mov|rol|push)\w* (?:through|over|anyway)|stays? the same|as usual|as normal"
+    r"|at (?:normal|usual|full|top|max\w*|high) speed|full speed|top speed|speed up|hurry\w*|rush\w*"
+    r"|faster|quicker|on (?:its|your|their|his|her) own|by (?:itself|yourself|themselves)"
+    r"|unsupervised|unattended|independently|without (?:\w+ ){0,2}?(?:asking|checking|stopping|waiting"
+    r"|slowing|looking|confirming|reporting|approval|confirmation|the operator)"
+)
+_REUSE = (
+    r"(?:keep|keeps|kept|keeping|hold|holds|holding|use|uses|used|using|reus\w*|rel(?:y|ies|ying) on|trust\w*"
+    r"|stick\w* (?:with|to)|fall\w* back (?:on|to)|go\w* by|tak(?:e|es|ing)|took)"
+    r" (?:\w+ ){0,3}?(?:last|previous|old|older|cached|stale|frozen|earlier|prior|remembered|stored|saved)"
+    r"|last (?:known|good|valid|seen)|cached (?:image|frame|scan|reading|map|value|pose|clearance)"
+)
+_NARROW = (
+    r"except\w*|unless|apart from|other than|but not|not for|no longer"
+    r"|(?:do|does|did) not (?:apply|count|matter)|never (?:appl\w*|counts?|matters?)"
+    r"|only (?:appl\w*|counts?|matters?|for|to|on|in|at|the|a|if (?:something|it|anything))"
+    r"|just (?:for|to|the)|not (?:a|an|any) (?:concern|problem|issue|risk|hazard|danger|obstacle|priority)"
+    r"|no (?:hazards?|risks?|danger|harm|problem|concern)|nothing to worry"
+    r"|false (?:alarm|positive|trigger)s?|spurious|noise|oversensitive|over sensitive"
+    r"|too (?:sensitive|cautious|conservative|strict|slow|often|long)|overly cautious|paranoid|nuisance"
+    r"|harmless|harmlessly"
+    r"|later|eventually|afterwards|after the fact|sometimes|occasionally|rarely|seldom|less often"
+    r"|every other|first (?:one|time)|fewer|less"
+)
+_PERMIT_ACT = (
+    r"driv\w*|mov\w*|go|pass\w*|approach\w*|cross\w*|enter\w*|continu\w*|proceed\w*|push\w*|nudg\w*"
+    r"|touch\w*|bump\w*|hand\w*|giv\w*|leav\w*|left|skip\w*|ignor\w*|us(?:e|ed|ing)|trust\w*|rel(?:y|ied)"
+    r"|keep\w*|hurr\w*|rush\w*|speed\w*|run\w*|decid\w*|act|start\w*|resum\w*|rais\w*|silenc\w*|mut\w*"
+    r"|reus\w*|brush\w*|squeez\w*|get close\w*|come close\w*"
+)
+_PERMIT = (
+    rf"(?:may|can|could|might|allowed to|permitted to|free to|fine to|ok to|okay to|safe to|acceptable to"
+    rf"|alright to|no problem to|it is fine|it s fine|it is ok|it is okay|it is safe)"
+    rf" (?:\w+ ){{0,2}}?(?:{_PERMIT_ACT})"
+)
+_ALL_CLEAR = (
+    r"(?:is|are|s|be|remains?|stays?|was|were)(?: \w+){0,2}? (?:clear|free|empty|safe|fine|ok|okay|harmless"
+    r"|accurate|reliable|trustworthy|correct|valid|good|current|fresh enough|up to date|irrelevant|optional)"
+)
+_CONDITION = _word_set("when whenever if once until till unless only after before while")
+_LOOSEN_WORDS = _WEAKEN_VERB + r"|mut(?:e|es|ed|ing)|silenc(?:e|es|ed|ing)|tun(?:e|es|ed|ing) out|overlook\w*"
+_SPEEDS = r"speed\w*|velocit\w*|driv\w*|mov\w*|forces?|grip\w*|torques?|push\w*|squeez\w*"
+_TIGHT_OBJECT = (
+    r"distances?|margins?|buffers?|clearances?|gaps?|wait\w*|timeouts?|caution|care|attention|footprint"
+)
+_LOOSE_OBJECT = (
+    r"sensitivity|warnings?|alarms?|alerts?|checks?|checking|frequency|rate|scans?|scanning|attention|caution"
+    r"|timeouts?|wait\w*|pauses?"
+)
+
+
+_SEEN = r"says|confirms?|approves?|answers?|shows?|sees?|visible|holds?|holding|stopped|still|gone|away"
+
+
+def _robot_verb(clause: str, start: int) -> bool:
+    """Whether the verb at ``start`` is the robot's: an imperative or after a modal, not
+    another subject's ("the lidar stops updating", "if they ask nicely")."""
+    before = clause[:start].split()
+    if not before:
+        return True
+    if before[-1] in _NOT_THE_ROBOT:
+        return False
+    after = clause[start:].split()
+    # "stops updating", "stopped working": a thing that stops, not the robot stopping.
+    return not (len(after) > 1 and re.fullmatch(r"stops|stopped", after[0]) and after[1].endswith("ing"))
+
+
+def _is_stop_noun(clause: str, start: int) -> bool:
+    """ "the stop word", "e-stop", "stop button": a thing, not the robot stopping."""
+    before = clause[:start].split()
+    if before and before[-1] in {"e", "emergency", "the", "a", "its", "your", "their"}:
+        return True
+    return (
+        re.match(r"stop (?:words?|buttons?|commands?|signals?|requests?|sign|line|phrase)\b", clause[start:])
+        is not None
+    )
+
+
+def _tightens(clause: str) -> bool:
+    """A tightening in ``clause``: a negated weakening or acting verb ("never skip", "do not
+    move", "instead of driving"), a cautious assumption ("treat unknown clearance as
+    blocked"), or a tightening verb of the robot's, not negated ("stop", "wait for")."""
+    for pattern in (_WEAKEN_VERB, _WIDEN_VERB, _ACT, _OPTIONAL, _GRANTED, _CARRY_ON, _REUSE, _PERMIT_ACT):
+        if any(_negated(clause, m.start()) for m in _triggers(pattern, clause)):
+            return True
+    for m in _triggers(_ASSUME, clause):
+        if not _negated(clause, m.start()) and _has(_CAUTIOUS, clause[m.end() :]):
+            return True
+    for m in _triggers(_TIGHTEN, clause):
+        word = m.group(0)
+        if word.startswith("stop") and _is_stop_noun(clause, m.start()):
+            continue
+        if _negated(clause, m.start()) or not _robot_verb(clause, m.start()):
+            continue
+        if word.startswith("operator") or not _is_noun(clause, m.start()):
+            return True
+    return False
+
+
+def _gated(clause: str, start: int) -> bool:
+    """An act that waits for something first: "before continuing", "continue only when the
+    clearance is fresh", "do not continue until the operator says so"."""
+    before = clause[:start].split()[-3:]
+    if any(word in {"before", "until", "till"} for word in before):
+        return True
+    return bool(
+        re.search(
+            rf"\b(?:only|once|until|after) (?:\w+ ){{0,6}}?(?:{_SAFE_STATE}|confirms?|says|approves?)\b",
+            clause[start:],
+        )
+    )
+
+
+def _loosening_clause(clause: str, sentence: str) -> str | None:
+    """The loosening marker of ``clause`` (for the audit's sake, its kind), or None."""
+    for m in _triggers(_LOOSEN_WORDS, clause):
+        if not _negated(clause, m.start()) and not re.match(r"drop\w* (?:out|off)\b", clause[m.start() :]):
+            return "weakening verb"
+    for m in _triggers(_CARRY_ON, clause):
+        if m.group(0).startswith("without") and sum(w in _NEGATORS for w in clause[: m.start()].split()) % 2:
+            continue  # "do not hand over hot drinks without approval": a requirement
+        if not _negated(clause, m.start()) and not _gated(clause, m.start()):
+            return "carries on"
+    for m in _triggers(_REUSE, clause):
+        if not _negated(clause, m.start()):
+            return "keeps a stale value"
+    for m in _triggers(_NARROW, clause):
+        word = m.group(0)
+        # "Do not move unless the clearance is fresh": a prohibition with its exception.
+        if word.startswith(("unless", "except")) and any(
+            w in _NEGATORS for w in sentence[: sentence.find(clause) + m.start()].split()
+        ):
+            continue
+        if word.startswith(("only ", "later", "first")) and _negated(clause, m.start()):
+            continue
+        if _negated(clause, m.start()) and word.startswith(
+            ("too ", "harmless", "false", "noise", "spurious")
+        ):
+            continue
+        return "narrows or doubts a safeguard"
+    for m in _triggers("only", clause):
+        if not _negated(clause, m.start()) and not re.match(
+            rf" (?:when|after|once|if|until)\b.*\b(?:{_SAFE_STATE}|{_SEEN})\b", clause[m.end() :]
+        ):
+            return "narrows or doubts a safeguard"
+    for m in _triggers(_PERMIT, clause):
+        if not _negated(clause, m.start()) and not re.match(
+            r"(?:may|can|could|might) (?:\w+ )?(?:be )?(?:stale|lag|old)", m.group(0)
+        ):
+            return "permits"
+    for m in _triggers(_ALL_CLEAR, clause):
+        before = clause[: m.start()].split()
+        inside = m.group(0).split()[1:-1]
+        if any(w in _NEGATORS for w in inside) or _negated(clause, m.start()):
+            continue
+        if any(
+            w in _CONDITION or re.fullmatch(r"check\w*|verif\w*|confirm\w*|ensure\w*|sure", w) for w in before
+        ):
+            continue  # "when the path is clear": a condition, not a claim
+        return "declares all clear"
+    for m in _triggers(_ASSUME, clause):
+        complement = clause[m.end() :]
+        cautious = _has(_CAUTIOUS, complement)
+        if _negated(clause, m.start()) == cautious and complement.strip():
+            return "assumes"
+    for m in _triggers(_TIGHTEN, clause):
+        word = m.group(0)
+        if word.startswith("stop") and _is_stop_noun(clause, m.start()):
+            continue
+        if _negated(clause, m.start()) and (word.startswith("operator") or not _is_noun(clause, m.start())):
+            before = clause[: m.start()].split()
+            if sum(w in _NEGATORS for w in before) % 2 == 1:
+                return "drops a tightening step"
+    for m in _triggers(_WIDEN_VERB + r"|more|higher|harder|stronger|full", clause):
+        tail = clause[m.end() :]
+        if (
+            not _negated(clause, m.start())
+            and _has(_SPEEDS + "|" + _LIMIT_SUBJECT, tail)
+            and not _has(_TIGHT_OBJECT, " ".join(tail.split()[:4]))
+        ):
+            return "raises a limit"
+    for m in _triggers(_SHRINK_VERB + r"|turn(?:s|ed|ing)? down", clause):
+        if not _negated(clause, m.start()) and _has(_LOOSE_OBJECT, " ".join(clause[m.end() :].split()[:5])):
+            return "reduces a safeguard"
+    if _has(r"margins?|clearances?|distances?|buffers?|footprint|gaps?", clause) and _has(
+        _SHRINK, clause.replace("closer than", "")
+    ):
+        return "reduces a safeguard"
+    for m in _triggers(
+        r"close to|closer|right next to|brush\w* (?:past|by)|squeez\w* (?:past|by)|nudg\w*|bump\w* into",
+        clause,
+    ):
+        if not _negated(clause, m.start()) and not _has("than", clause[m.end() :]):
+            return "gets closer"
+    if _has(_REGARDLESS + r"|anyway|nonetheless|nevertheless|all the same", clause):
+        return "acts regardless"
+    for m in _triggers(r"still", clause):
+        if _has(r"(?:\w+ )?(?:" + _PERMIT_ACT + r")", " ".join(clause[m.end() :].split()[:2])):
+            return "acts regardless"
+    return None
+
+
+def loosening(text: str) -> str | None:
+    """What loosens what the robot does in ``text`` (read as English), or None."""
+    for sentence in _sentences(normalise(text)):
+        for clause in _clauses(sentence):
+            found = _loosening_clause(clause, sentence)
+            if found is not None:
+                return found
+    return None
+
+
 def _touches(clause: str) -> bool:
     return _has(_TOPIC, clause) or (_has(_SENSING, clause) and _has(_STALE, clause))
 
 
-def _protective_clause(clause: str) -> bool:
-    """Clearly protective: a negated weakening/acting verb ("never skip", "do not move"), a
-    negated optional/granted predicate ("never optional"), or a protective verb used as a
-    verb and not negated ("check clearance", "wait for the operator")."""
-    for pattern in (_WEAKEN_VERB, _WIDEN_VERB, _ACT, _OPTIONAL, _GRANTED):
-        if any(_negated(clause, m.start()) for m in _triggers(pattern, clause)):
-            return True
-    return any(
-        not _negated(clause, m.start())
-        and (m.group(0).startswith("operator") or not _is_noun(clause, m.start()))
-        for m in _triggers(_PROTECTIVE, clause)
-    )
+def _safety_topic(norm: str) -> bool:
+    """A safety subject: one of ``_TOPIC`` (sensors, stops, limits, approvals, verdicts,
+    hazards ...), stale sensing, or a person or animal with a hazard or a motion."""
+    return _touches(norm) or (_has(_BEINGS, norm) and _has(_HAZARD_THING + "|" + _MOTION, norm))
 
 
 def _suspicious(norm: str) -> bool:
-    """Words that make protective-looking advice uncertain: an exception, "yes", a number,
-    a weakening verb without a safety subject in its clause, speeding up, a smaller margin."""
-    for sentence in _sentences(norm):
-        for clause in _clauses(sentence):
-            if any(not _negated(clause, m.start()) for m in _triggers(_WEAKEN_VERB, clause)):
-                return True
-            if _has(_SUSPICIOUS, clause):
-                return True
-            for m in _triggers("only", clause):
-                if not re.match(
-                    rf" (?:when|after|once|if|until)\b.*\b(?:{_SAFE_STATE})\b", clause[m.end() :]
-                ):
-                    return True  # "ask for approval only for heavy items": narrows a safeguard
-            if _has(r"speed\w*|velocit\w*|driv\w*|mov\w*", clause) and _has(_SPEED_UP, clause):
-                return True
-            if _has(r"margins?|clearances?|distances?|buffers?|footprint", clause) and _has(_SHRINK, clause):
-                return True
-    return False
+    """Words that make tightening-looking advice uncertain: "yes", "zero", a number, "on the
+    operator's behalf", "automatically", "if possible", a lag."""
+    return any(_has(_SUSPICIOUS, clause) for sentence in _sentences(norm) for clause in _clauses(sentence))
 
 
 def hold_reason(text: str) -> str | None:
-    """Why ``text`` is held for the operator's review, or None when the guard can read it.
+    """Why ``text`` is held for the operator's review, or None when the guard accepts it.
 
-    ``other_language`` / ``mixed_scripts``: not English in one script. ``unclassified_safety``:
-    it touches approvals, confirmation, margins, clearance, limits, speed, collisions, hooks,
-    checks or stale sensing, and is not clearly protective advice: every such clause must be
-    protective itself or be followed (in its sentence or the next) by a protective clause
-    ("The clearance may be stale after the door opens; re-observe."), with no suspicious word.
+    ``other_language`` / ``mixed_scripts``: not English in one script. ``loosens_safety``:
+    it speaks of a safety subject (or a person, animal, hazard or camera) and loosens what
+    the robot does (``loosening``). ``unclassified_safety``: it speaks of a safety subject
+    and does not clearly tighten: every sentence touching one must hold a tightening clause
+    (or be followed by a sentence that does: "The clearance may be stale after the door
+    opens; re-observe."), with no uncertain word (a number, "yes", "zero" ...).
     """
     language = _language_reason(text)
     if language is not None:
         return language
     norm = normalise(text)
-    sentences = [_clauses(sentence) for sentence in _sentences(norm)]
-    if not any(_touches(clause) for clauses in sentences for clause in clauses):
+    safety = _safety_topic(norm)
+    if not safety and not _has(_WEAK_TOPIC, norm):
+        return None
+    if loosening(text) is not None:
+        return "loosens_safety"
+    if not safety:
         return None
     if _suspicious(norm):
         return "unclassified_safety"
+    sentences = [_clauses(sentence) for sentence in _sentences(norm)]
     for index, clauses in enumerate(sentences):
+        if not any(_touches(c) or _has(_BEINGS, c) for c in clauses):
+            continue
         following = [*clauses, *(sentences[index + 1] if index + 1 < len(sentences) else [])]
-        for position, clause in enumerate(clauses):
-            if _touches(clause) and not any(_protective_clause(c) for c in following[position:]):
-                return "unclassified_safety"
+        if not any(_tightens(c) for c in following):
+            return "unclassified_safety"
     return None
+
+
+_KNOWN_ENGLISH = _known_english()
 
 
 @dataclass(frozen=True)
