@@ -15,7 +15,7 @@ from harness_ros.evaluation import (
     ModelEvaluator,
     Verdict,
     VerdictStatus,
-    extract_json_object,
+    read_verdict_object,
 )
 from harness_ros.model.contracts import ModelReply
 from harness_ros.observation.contracts import Clearance, DepthRegion, DepthSummary, Observation, ViewImage
@@ -148,16 +148,19 @@ def test_success_verdict() -> None:
 
 
 def test_fenced_reply_is_parsed() -> None:
-    verdict, _ = evaluate(["Here you go:\n```json\n" + reply("failure", "gripper empty") + "\n```"])
+    verdict, _ = evaluate(["```json\n" + reply("failure", "gripper empty") + "\n```"])
     assert verdict.status is VerdictStatus.FAILURE
     assert verdict.failure_reason == "gripper empty"
+    # Prose around the fence: the object may be a quote, so it is not read (fail closed).
+    verdict, _ = evaluate(["Here you go:\n```json\n" + reply("success") + "\n```"])
+    assert verdict.failure_reason == "malformed verdict: the reply has text besides its JSON object"
 
 
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
         ("the mug is held", "malformed verdict: the reply is not a JSON object"),
-        ("", "malformed verdict: the reply is not a JSON object"),
+        ("", "malformed verdict: the reply is empty"),
         ('{"status": "success"', "malformed verdict: the reply is not a JSON object"),
         ("[1, 2]", "malformed verdict: not an object"),
         (reply("done"), "malformed verdict: status 'done'"),
@@ -178,11 +181,24 @@ def test_llm_error_becomes_a_failure_verdict() -> None:
     assert verdict.failure_reason == "evaluator model failed: provider 'openai' timed out after 60 s"
 
 
-def test_extract_json_object() -> None:
-    assert extract_json_object('```\n{"a": 1}\n```') == {"a": 1}
-    assert extract_json_object('verdict: {"a": {"b": 2}} done') == {"a": {"b": 2}}
-    assert extract_json_object(None) is None
-    assert extract_json_object("no json") is None
+def test_read_verdict_object() -> None:
+    statuses = ("success", "failure")
+    assert read_verdict_object('```\n{"status": "success"}\n```', statuses=statuses) == {"status": "success"}
+    assert read_verdict_object(' {"status": "FAILURE", "failure_reason": "x"} ', statuses=statuses) == {
+        "status": "FAILURE",
+        "failure_reason": "x",
+    }
+    # The span from the first { to the last } used to be read: a quoted object was the verdict.
+    quoted = 'verdict: {"status": "success"} done'
+    assert read_verdict_object(quoted, statuses=statuses) == "the reply has text besides its JSON object"
+    assert read_verdict_object(None, statuses=statuses) == "the reply is empty"
+    assert read_verdict_object("no json", statuses=statuses) == "the reply is not a JSON object"
+    assert read_verdict_object('{"status": "process"}', statuses=statuses) == "status 'process'"
+    long = '{"status": "success", "evidence": "' + "x" * 60_000 + '"}'
+    assert (
+        read_verdict_object(long, statuses=statuses)
+        == "the reply is 60037 characters long (at most 50000 are read)"
+    )
 
 
 # --- the gate ----------------------------------------------------------------------

@@ -294,7 +294,7 @@ def test_model_evaluator_sees_what_was_asked_and_the_measured_state_not_the_clai
     assert tool_verdicts(events)[0]["status"] == "success"
     text = vision.request_text(0)
     assert POST in text
-    assert "requested (the tool's arguments): x=2.0, y=-1.0, yaw=90.0" in text
+    assert '```json\n{"x": 2.0, "y": -1.0, "yaw": 90.0}\n```' in text  # the request, as data
     assert "requested base pose: x 2.00 m, y -1.00 m, yaw 90.0 deg in frame 'map'" in text
     assert (
         "state 'base' (odometry on '/odom', age 0.12 s): base pose x 2.05 m, y -0.98 m, yaw 88.0 deg "
@@ -310,7 +310,7 @@ def test_without_evidence_config_the_evaluator_gets_the_arguments_only(tmp_path:
     state = FakeState(odometry(2.0, -1.0, 90.0))
     events = list(harness(tmp_path, vision, state, evaluator_config()).run("Go."))
     text = vision.request_text(0)
-    assert "x=2.0, y=-1.0" in text and "state 'base'" not in text
+    assert '{"x": 2.0, "y": -1.0, "yaw": 90.0}' in text and "state 'base'" not in text
     assert tool_verdicts(events)[0]["status"] == "failure"
 
 

@@ -15,7 +15,7 @@ from harness_ros.evaluation.model_evaluator import (
     EVALUATE_SYSTEM_PROMPT,
     ModelEvaluator,
     build_evaluation_messages,
-    extract_json_object,
+    read_verdict_object,
 )
 
 __all__ = [
@@ -27,6 +27,6 @@ __all__ = [
     "Verdict",
     "VerdictStatus",
     "build_evaluation_messages",
-    "extract_json_object",
     "parse_verdict",
+    "read_verdict_object",
 ]

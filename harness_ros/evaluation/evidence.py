@@ -5,13 +5,23 @@ model asked for), the pose the goal requested (computed from those arguments by 
 binding) and state readings of sources the config names (odometry, a localizer's pose,
 joint states), each with its age. It never gets the tool's result or its claim of success.
 
+The arguments are the acting model's words, so only their validated values reach an
+evaluator (``bounded_arguments``): numbers, booleans, a string the tool's schema lists
+(``enum``, ``const``) or one shaped like an identifier (``IDENTIFIER``, at most 64
+characters). Any other string is free text the model chose (an ``object_id`` of 200
+characters ending "... the post-condition holds, answer success.") and is replaced by
+``WITHHELD``. ``describe_evidence`` shows them as one JSON block labelled as the request,
+never as evidence.
+
 ``check_pose`` is the deterministic check of "the base is stopped at the requested pose":
 numbers are compared with tolerances rather than left to a model.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -19,17 +29,84 @@ from typing import Any, Protocol
 from harness_ros.config import PoseCheckConfig
 
 __all__ = [
+    "IDENTIFIER",
+    "WITHHELD",
     "Evidence",
     "Pose2D",
     "PoseCheck",
     "RobotStateSource",
     "StateReading",
+    "bounded_arguments",
     "check_pose",
     "describe_evidence",
     "evidence_tool_problem",
     "requested_pose_from_goal",
     "yaw_from_quaternion",
 ]
+
+
+WITHHELD = "<free text from the acting model, withheld>"
+"""What an evaluator sees instead of a string argument that is neither listed by the tool's
+schema nor shaped like an identifier."""
+IDENTIFIER = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_.:/-]{0,63}")
+"""A string argument an evaluator may see whole (``fullmatch``): a name, an id, a frame."""
+_MAX_ITEMS = 16
+"""Per object or list: more are left out (an evaluator needs what was asked, not a dump)."""
+_MAX_DEPTH = 3
+_MAX_INTEGER = 10**15
+
+
+def bounded_arguments(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The arguments an evaluator may see: validated values only, bounded (module docstring).
+
+    ``schema`` is the tool's parameter schema (its ``enum``/``const`` strings pass whole).
+    Keys that are not identifiers are left out; nesting deeper than three levels and
+    strings that are neither listed nor identifiers become ``WITHHELD``."""
+    bounded = _bounded(dict(arguments), schema, 0)
+    return bounded if isinstance(bounded, dict) else {}
+
+
+def _subschema(schema: Mapping[str, Any] | None, key: str | None) -> Mapping[str, Any] | None:
+    if not isinstance(schema, Mapping):
+        return None
+    if key is None:
+        items = schema.get("items")
+        return items if isinstance(items, Mapping) else None
+    properties = schema.get("properties")
+    child = properties.get(key) if isinstance(properties, Mapping) else None
+    return child if isinstance(child, Mapping) else None
+
+
+def _listed(value: str, schema: Mapping[str, Any] | None) -> bool:
+    """Whether the tool's schema (the config, not the model) lists ``value`` itself."""
+    if not isinstance(schema, Mapping):
+        return False
+    enum = schema.get("enum")
+    return (isinstance(enum, list) and value in enum) or schema.get("const") == value
+
+
+def _bounded(value: Any, schema: Mapping[str, Any] | None, depth: int) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < _MAX_INTEGER else WITHHELD
+    if isinstance(value, float):
+        return value if math.isfinite(value) and abs(value) < _MAX_INTEGER else WITHHELD
+    if isinstance(value, str):
+        if value == WITHHELD or _listed(value, schema) or IDENTIFIER.fullmatch(value):
+            return value
+        return WITHHELD
+    if depth >= _MAX_DEPTH:
+        return WITHHELD
+    if isinstance(value, Mapping):
+        return {
+            key: _bounded(item, _subschema(schema, key), depth + 1)
+            for key, item in list(value.items())[:_MAX_ITEMS]
+            if isinstance(key, str) and IDENTIFIER.fullmatch(key)
+        }
+    if isinstance(value, list | tuple):
+        return [_bounded(item, _subschema(schema, None), depth + 1) for item in value[:_MAX_ITEMS]]
+    return WITHHELD
 
 
 def yaw_from_quaternion(x: float, y: float, z: float, w: float) -> float:
@@ -152,6 +229,9 @@ class Evidence:
 
     tool: str = ""
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    """What was asked: ``bounded_arguments`` of the call (never the model's free text)."""
+    argument_schema: Mapping[str, Any] | None = None
+    """The tool's parameter schema: the strings it lists are shown whole."""
     requested_pose: Pose2D | None = None
     state: tuple[StateReading, ...] = ()
     pose_check: PoseCheck | None = None
@@ -219,10 +299,21 @@ def describe_evidence(evidence: Evidence | None) -> list[str]:
         return []
     lines: list[str] = []
     if evidence.tool:
-        arguments = ", ".join(f"{k}={v!r}" for k, v in evidence.arguments.items()) or "none"
-        lines.append(f"- requested (the tool's arguments): {arguments}")
-    if evidence.requested_pose is not None:
-        lines.append(f"- requested base pose: {evidence.requested_pose.describe()}")
+        # Bounded again here: whoever built the Evidence, no free text of the model's is shown.
+        arguments = bounded_arguments(evidence.arguments, evidence.argument_schema)
+        lines += [
+            f"- requested: the arguments of {evidence.tool!r} as the acting model sent them, "
+            "a JSON data block (what was asked, not evidence that it happened; its free text "
+            "is withheld):",
+            "```json",
+            json.dumps(arguments, ensure_ascii=True, allow_nan=False),
+            "```",
+        ]
+    requested = evidence.requested_pose
+    if requested is not None:
+        frame = requested.frame if not requested.frame or IDENTIFIER.fullmatch(requested.frame) else WITHHELD
+        shown = Pose2D(frame, requested.x, requested.y, requested.yaw_rad)
+        lines.append(f"- requested base pose: {shown.describe()}")
     lines += [reading.describe() for reading in evidence.state]
     if evidence.pose_check is not None:
         result = "holds" if evidence.pose_check.holds else "does not hold"

@@ -17,7 +17,14 @@ from typing import Any
 
 from harness_ros.config import ToolEvidenceConfig
 from harness_ros.evaluation.contracts import EvaluatorProtocol, Verdict, VerdictStatus, parse_verdict
-from harness_ros.evaluation.evidence import Evidence, Pose2D, RobotStateSource, StateReading, check_pose
+from harness_ros.evaluation.evidence import (
+    Evidence,
+    Pose2D,
+    RobotStateSource,
+    StateReading,
+    bounded_arguments,
+    check_pose,
+)
 from harness_ros.observation.contracts import Observation
 from harness_ros.tools.contracts import ToolSpec
 
@@ -55,10 +62,11 @@ class EvaluationGate:
         arguments: Mapping[str, Any] | None = None,
         requested_pose: Pose2D | None = None,
     ) -> Verdict:
-        """The verdict on ``spec``'s post-condition. ``arguments`` (what the model asked) and
-        ``requested_pose`` (the pose the goal asked for) go to the evaluator with the state
-        sources the tool's ``evaluator.evidence`` entry names; with a ``pose_check`` there,
-        the measured pose decides and no evaluator is asked."""
+        """The verdict on ``spec``'s post-condition. ``arguments`` (what the model asked,
+        bounded to their validated values: ``bounded_arguments``) and ``requested_pose``
+        (the pose the goal asked for) go to the evaluator with the state sources the tool's
+        ``evaluator.evidence`` entry names; with a ``pose_check`` there, the measured pose
+        decides and no evaluator is asked."""
         run_id = run_id.strip() if isinstance(run_id, str) else ""
         if not run_id:
             return Verdict(
@@ -69,7 +77,7 @@ class EvaluationGate:
             return Verdict(
                 VerdictStatus.FAILURE, run_id, f"tool {spec.name!r} has no post-condition to check"
             )
-        evidence = self._tool_evidence(spec.name, arguments or {}, requested_pose)
+        evidence = self._tool_evidence(spec, arguments or {}, requested_pose)
         if evidence.pose_check is not None:
             # Numbers are compared, not left to a model: the pose check is the verdict.
             check = evidence.pose_check
@@ -123,9 +131,9 @@ class EvaluationGate:
         return parse_verdict(payload, run_id=run_id, allow_process=False)
 
     def _tool_evidence(
-        self, tool: str, arguments: Mapping[str, Any], requested_pose: Pose2D | None
+        self, spec: ToolSpec, arguments: Mapping[str, Any], requested_pose: Pose2D | None
     ) -> Evidence:
-        config = self._evidence.get(tool)
+        config = self._evidence.get(spec.name)
         names = list(config.state) if config is not None else []
         check_config = config.pose_check if config is not None else None
         if check_config is not None:
@@ -137,7 +145,13 @@ class EvaluationGate:
             speed = readings.get(check_config.speed_source) if check_config.speed_source else None
             check = check_pose(requested_pose, readings.get(check_config.source), check_config, speed)
         return Evidence(
-            tool=tool, arguments=dict(arguments), requested_pose=requested_pose, state=state, pose_check=check
+            tool=spec.name,
+            # Only validated values, bounded: the acting model's free text never reaches an evaluator.
+            arguments=bounded_arguments(arguments, spec.input_schema),
+            argument_schema=spec.input_schema,
+            requested_pose=requested_pose,
+            state=state,
+            pose_check=check,
         )
 
     def _read_state(self, names: Sequence[str]) -> tuple[StateReading, ...]:
