@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness_ros.model import ModelRecorder, ModelReply, ReplayModel, ToolCall
 from harness_ros.model.litellm_model import with_text_calls
@@ -282,3 +284,20 @@ def test_nested_blocks_and_calls_after_them() -> None:
 
 def names_with_ask(text: str) -> list[tuple[str, dict[str, Any]]]:
     return [(call.name, call.arguments or {}) for call in recover_text_calls(text, WITH_ASK).calls]
+
+
+_WORDS = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="<>"), max_size=60)
+
+
+@settings(deadline=None, derandomize=True, database=None, max_examples=300)
+@given(before=_WORDS, inside=_WORDS, after=_WORDS, tag=st.sampled_from(["think", "reasoning", "reflection"]))
+def test_a_call_inside_a_reasoning_block_is_never_recovered_whatever_the_words(
+    before: str, inside: str, after: str, tag: str
+) -> None:
+    for form in (STAIRS, f"<tool_call>{STAIRS}</tool_call>"):
+        closed = f"{before}\n<{tag}>\n{inside}\n{form}\n{after}\n</{tag}>\n{ASK}"
+        assert "stairs_top" not in json.dumps(
+            [c.arguments for c in recover_text_calls(closed, WITH_ASK).calls]
+        )
+        unclosed = f"{before}\n<{tag}>{inside}\n{form}\n{after}"
+        assert recover_text_calls(unclosed, WITH_ASK).calls == ()
