@@ -10,6 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -266,3 +269,128 @@ def test_a_local_model_path_that_does_not_exist_is_named(tmp_path: Path) -> None
     problem = local_model_problem("model.model", f"local/{missing}")
     # a path of the user's own has no catalog entry: the message names the file, not a crash
     assert problem == f"model.model 'local/{missing}': the model file {str(missing)!r} does not exist"
+
+
+# ---------------------------------------------------------------------- trust (issue 47, items 7-9)
+def test_a_catalog_name_never_resolves_to_a_file_in_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_ros.local_model.server import spec_or_path
+    from harness_ros.local_model.serving import local_model_problem
+
+    monkeypatch.setenv("HARNESS_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "1.5b").write_bytes(b"not the pinned model")
+    spec, path = spec_or_path("1.5b")
+    assert spec is LOCAL_MODELS["1.5b"]
+    assert path == tmp_path / "models" / LOCAL_MODELS["1.5b"].file_name
+    problem = local_model_problem("model.model", "local/1.5b")
+    assert problem is not None and "not installed" in problem  # the planted file is not it
+    # written as a path, the same file is the user's own model
+    assert spec_or_path("./1.5b") == (None, tmp_path / "1.5b")
+    assert spec_or_path("mine.gguf") == (None, tmp_path / "mine.gguf")
+    with pytest.raises(ConfigError, match=r"unknown local model 'mine'.*with a '/' or ending in \.gguf"):
+        spec_or_path("mine")
+
+
+def test_install_never_writes_through_a_planted_partial_symlink(chunk_index: Path, tmp_path: Path) -> None:
+    spec = _spec()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious", encoding="utf-8")
+    spec.path.parent.mkdir(parents=True)
+    spec.path.with_name(spec.path.name + ".partial").symlink_to(victim)
+    path = ensure_model(spec)
+    assert victim.read_text(encoding="utf-8") == "precious"
+    assert not path.is_symlink() and path.read_bytes() == b"".join(CHUNKS)
+    assert not spec.path.with_name(spec.path.name + ".partial").is_symlink()
+    assert sorted(p.name for p in path.parent.iterdir() if p.name.endswith(".partial")) == []
+
+
+def test_a_model_name_or_stamp_that_is_a_symlink_is_replaced_not_followed(
+    chunk_index: Path, tmp_path: Path
+) -> None:
+    spec = _spec()
+    elsewhere = tmp_path / "elsewhere.gguf"
+    elsewhere.write_bytes(b"".join(CHUNKS))  # even the right bytes: a link is never the model
+    stamp_target = tmp_path / "stamp-victim.txt"
+    stamp_target.write_text("precious", encoding="utf-8")
+    spec.path.parent.mkdir(parents=True)
+    spec.path.symlink_to(elsewhere)
+    spec.path.with_name(spec.path.name + ".verified.json").symlink_to(stamp_target)
+    path = ensure_model(spec)
+    assert not path.is_symlink() and path.read_bytes() == b"".join(CHUNKS)
+    assert not path.with_name(path.name + ".verified.json").is_symlink()
+    assert stamp_target.read_text(encoding="utf-8") == "precious"
+    assert elsewhere.read_bytes() == b"".join(CHUNKS)
+
+
+def test_serving_an_installed_model_without_installing_checks_its_sha256(chunk_index: Path) -> None:
+    from harness_ros.local_model.install import installed_model
+
+    spec = _spec()
+    spec.path.parent.mkdir(parents=True)
+    spec.path.write_bytes(b"X" * spec.size)  # the right size, other bytes
+    with pytest.raises(LocalModelError, match="does not match the pinned model"):
+        installed_model(spec)
+    spec.path.unlink()
+    assert ensure_model(spec) == installed_model(spec)
+
+
+def test_a_host_other_machines_reach_always_requires_a_key() -> None:
+    from harness_ros.local_model.server import KEY_ENV, is_loopback, server_key
+
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.20") and not is_loopback("::")
+    assert server_key("127.0.0.1", {}) == ("", False)
+    key, generated = server_key("0.0.0.0", {})
+    assert generated and len(key) >= 16
+    assert server_key("0.0.0.0", {KEY_ENV: "k" * 20}) == ("k" * 20, False)
+    with pytest.raises(LocalModelError, match=KEY_ENV):
+        server_key("0.0.0.0", {KEY_ENV: "short"})
+
+
+def test_the_server_is_given_the_key_and_the_node_s_own_server_stays_on_loopback(tmp_path: Path) -> None:
+    pytest.importorskip("xllamacpp")
+    from harness_ros.local_model.server import LocalServer, ServeOptions, _params
+
+    params = _params(ServeOptions(tmp_path / "m.gguf", host="0.0.0.0", api_key="k" * 20))
+    assert list(params.api_keys) == ["k" * 20]
+    assert list(params.hostnames) == ["0.0.0.0"]
+    command = LocalServer("1.5b", log=tmp_path / "log").command(tmp_path / "ready.json")
+    assert "--host" not in command  # the default, 127.0.0.1
+
+
+def _serve(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness_ros.cli", "model", "serve", "--no-install", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+
+
+def test_serve_on_all_interfaces_generates_a_key_and_says_so(tmp_path: Path) -> None:
+    from harness_ros.local_model.server import KEY_ENV
+
+    env = {k: v for k, v in os.environ.items() if k != KEY_ENV}
+    done = _serve(["--host", "0.0.0.0", "--model", str(tmp_path / "missing.gguf")], env)
+    assert "lets other machines reach this model" in done.stderr
+    assert "Generated one" in done.stderr and KEY_ENV in done.stderr
+    assert done.returncode != 0  # then the missing file stops it, before any server
+    refused = _serve(
+        ["--host", "0.0.0.0", "--model", str(tmp_path / "missing.gguf")], {**env, KEY_ENV: "abc"}
+    )
+    assert refused.returncode != 0
+    assert f"${KEY_ENV} holds a key of 3 characters" in refused.stderr
+
+
+def test_serve_on_a_taken_port_names_it(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = _serve(["--port", str(port), "--model", str(tmp_path / "missing.gguf")], dict(os.environ))
+    assert done.returncode != 0
+    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 
@@ -86,21 +87,36 @@ def run_serve(args: argparse.Namespace) -> int:
         LocalModelError,
         ensure_model,
         ensure_runtime,
+        installed_model,
         runtime_installed,
     )
-    from harness_ros.local_model.server import KEY_ENV, Endpoint, ServeOptions, serve, spec_or_path
+    from harness_ros.local_model.server import (
+        KEY_ENV,
+        Endpoint,
+        ServeOptions,
+        check_port_free,
+        serve,
+        server_key,
+        spec_or_path,
+    )
 
     spec, path = spec_or_path(args.model)
+    api_key, generated = server_key(args.host, os.environ)
+    check_port_free(args.host, args.port)
+    if generated:
+        print(
+            f"--host {args.host} lets other machines reach this model: every request must carry an API "
+            f"key. Generated one (set ${KEY_ENV} to choose it): {api_key}",
+            file=sys.stderr,
+            flush=True,
+        )
     if args.no_install:
         if not runtime_installed():
             raise LocalModelError(
                 "xllamacpp is not installed: run `make local-model` or `harness-ros model install`"
             )
-        if spec is not None and not path.is_file():
-            raise LocalModelError(
-                f"model {spec.name} is not installed ({path}): "
-                f"run `harness-ros model install --model {spec.name}`"
-            )
+        if spec is not None:
+            path = installed_model(spec, _say)  # the pinned file, sha256 checked once
     else:
         ensure_runtime(_say)
         if spec is not None:
@@ -112,7 +128,7 @@ def run_serve(args: argparse.Namespace) -> int:
         threads=args.threads,
         context_tokens=args.ctx,
         template_fix=not args.no_template_fix,
-        api_key=os.environ.get(KEY_ENV, ""),
+        api_key=api_key,
     )
 
     def ready(endpoint: Endpoint) -> None:
@@ -124,7 +140,10 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"serving {path.name} at {endpoint.api_base} ({args.threads} threads, ctx {args.ctx}, {fixed})")
         print(f"  litellm model: {endpoint.model}")
         print(f"  api base:      {endpoint.api_base}")
-        if endpoint.api_key_env:
+        if generated:
+            print(f"  api key:       required: {api_key} (generated; clients: export {KEY_ENV}=... and")
+            print(f"                 model.api_key_env: {KEY_ENV})")
+        elif endpoint.api_key_env:
             print(f"  api key:       required, in ${endpoint.api_key_env}")
         else:
             print("  api key:       none (litellm's openai/ provider wants one: export OPENAI_API_KEY=none)")

@@ -97,5 +97,8 @@ def local_model_spec(name: str) -> LocalModelSpec:
     spec = LOCAL_MODELS.get(key)
     if spec is None:
         known = ", ".join(sorted(LOCAL_MODELS))
-        raise ConfigError(f"unknown local model {name!r}: choose one of {known}, or give a .gguf file's path")
+        raise ConfigError(
+            f"unknown local model {name!r}: choose one of {known}, or give a file's path "
+            "(with a '/' or ending in .gguf, e.g. ./mine.gguf)"
+        )
     return spec

