@@ -331,6 +331,7 @@ def test_protective_advice_about_stale_clearance_is_accepted(tmp_path: Path) -> 
         ("If the depth camera freezes, stop and wait for a new frame.", "accept"),
         ("If the depth camera freezes, reuse the previous frame and carry on.", "hold"),
         ("Slow down when a child is in the room.", "accept"),
+        ("Give the dog plenty of room in the hallway.", "accept"),
         ("Children in the room can be passed at normal speed.", "hold"),
         ("Treat unknown clearance as blocked.", "accept"),
         ("Treat a missing scan as an empty room.", "hold"),

@@ -263,7 +263,8 @@ _DETERMINERS = frozenset(
 def _is_noun(clause: str, start: int) -> bool:
     """A protective word right after a determiner or a safety subject is a noun ("the check")."""
     before = clause[:start].split()
-    return bool(before) and (before[-1] in _DETERMINERS or _has(_SUBJECT, before[-1]))
+    # "the gripper's report": after a possessive, a noun too.
+    return bool(before) and (before[-1] in _DETERMINERS or before[-1] == "s" or _has(_SUBJECT, before[-1]))
 
 
 def _skip_protective(clause: str) -> bool:
@@ -599,6 +600,7 @@ _TIGHTEN = (
     r"|stay(?:s|ing)? (?:\w+ )?(?:away|back|clear|behind|out|off)|away from"
     r"|keep(?:s|ing)? (?:\w+ ){0,3}?(?:low|slow|still|stopped|away|back|clear)"
     r"|slowly|gently|carefully|cautiously|with care|caution\w*"
+    r"|(?:give|gives|giving|leave|leaves|leaving|keep|keeps|keeping) (?:\w+ ){0,4}?(?:room|space|berth)"
     r"|re (?:check|observe|scan|measure|localis|localiz|plan)\w*|look again|double check\w*"
 )
 _NOT_THE_ROBOT = _word_set(
