@@ -28,6 +28,7 @@ from harness_ros.yaml_safe import YamlTooLarge, safe_load
 
 __all__ = [
     "RUN_TIME_PARAMETERS",
+    "VIEW_NAME_PATTERN",
     "ClearanceConfig",
     "DepthConfig",
     "EvaluatorConfig",
@@ -45,6 +46,8 @@ __all__ = [
     "TaskApiConfig",
     "ToolArgument",
     "ToolBinding",
+    "ViewDepthConfig",
+    "ViewJointConfig",
     "ViewTopic",
     "config_from_flat",
     "flatten_config",
@@ -255,10 +258,64 @@ class HarnessLimits(_Model):
     system_prompt: str | None = Field(default=None, description="Replaces the built-in system prompt.")
 
 
+VIEW_NAME_PATTERN = r"[A-Za-z][A-Za-z0-9_-]{0,63}"
+"""A view name (a key of observations.views): it names files (``sensors --out``) and model text."""
+
+
+class ViewJointConfig(_Model):
+    """A joint that turns a camera (a pan or tilt joint), read from sensor_msgs/JointState."""
+
+    joint: str = Field(min_length=1, max_length=128, description="Joint name in the JointState messages.")
+    positive: Literal["left", "right", "up", "down"] = Field(
+        description="Which way a positive joint position turns the camera: pan 'left' (REP 103, "
+        "counter-clockwise seen from above) or 'right'; tilt 'up' or 'down'."
+    )
+    zero_deg: float = Field(
+        default=0.0,
+        allow_inf_nan=False,
+        description="Joint position (degrees) at which the camera looks straight ahead / level.",
+    )
+    topic: str = Field(default="/joint_states", min_length=1, description="sensor_msgs/JointState topic.")
+
+
+class ViewDepthConfig(_Model):
+    """A depth camera registered to one view (a head and a gripper RGB-D camera each have one)."""
+
+    topic: str = Field(description="Depth image topic: 16UC1/mono16 in millimetres or 32FC1 in metres.")
+    compressed: bool = Field(
+        default=False, description="sensor_msgs/CompressedImage of the compressedDepth transport."
+    )
+    camera_info: str | None = Field(
+        default=None,
+        description="sensor_msgs/CameraInfo of the depth camera: with the view's camera_info the "
+        "regions cover what the view shows; without: the depth image's own thirds.",
+    )
+    max_age_s: float = Field(default=1.0, gt=0, description="Older depth images are labelled stale.")
+    render_preview: bool = Field(default=False, description="Also send a small false-colour rendering.")
+    qos: Literal["sensor_data", "reliable"] = Field(
+        default="sensor_data", description="'sensor_data' (best effort, matches any publisher) or 'reliable'."
+    )
+
+
 class ViewTopic(_Model):
     """A camera topic feeding one Model-Visible View."""
 
     topic: str = Field(description="Camera topic (sensor_msgs/Image, or CompressedImage when compressed).")
+    rotate: Literal[0, 90, 180, 270] = Field(
+        default=0,
+        description="Degrees clockwise the image is turned before the pixel budget (a camera mounted "
+        "sideways: 90 or 270), so that up is up and left is the robot's left; the view's depth "
+        "regions turn with it.",
+    )
+    pan: ViewJointConfig | None = Field(
+        default=None, description="The joint that pans this camera: the model is told where it looks."
+    )
+    tilt: ViewJointConfig | None = Field(
+        default=None, description="The joint that tilts this camera: the model is told where it looks."
+    )
+    depth: ViewDepthConfig | None = Field(
+        default=None, description="A depth camera registered to this view, summarised per region."
+    )
     compressed: bool = Field(default=False, description="sensor_msgs/CompressedImage instead of Image.")
     camera_info: str | None = Field(
         default=None,
@@ -270,6 +327,14 @@ class ViewTopic(_Model):
     qos: Literal["sensor_data", "reliable"] = Field(
         default="sensor_data", description="'sensor_data' (best effort, matches any publisher) or 'reliable'."
     )
+
+    @model_validator(mode="after")
+    def _joint_directions(self) -> ViewTopic:
+        axes = (("pan", self.pan, ("left", "right")), ("tilt", self.tilt, ("up", "down")))
+        for key, joint, allowed in axes:
+            if joint is not None and joint.positive not in allowed:
+                raise ValueError(f"{key}.positive must be {' or '.join(allowed)}, got {joint.positive!r}")
+        return self
 
 
 class DepthConfig(_Model):
@@ -540,9 +605,26 @@ class ObservationConfig(_Model):
         ),
     )
 
+    @field_validator("views")
+    @classmethod
+    def _view_names(cls, views: dict[str, ViewTopic]) -> dict[str, ViewTopic]:
+        for name in views:
+            if re.fullmatch(VIEW_NAME_PATTERN, name) is None:
+                raise ValueError(
+                    f"view name {name[:80]!r} is not a plain name: "
+                    "use a letter, then letters, digits, '_' or '-' (at most 64; it names files and "
+                    "the model's text)"
+                )
+        return views
+
     @model_validator(mode="after")
     def _depth_view(self) -> ObservationConfig:
         depth = self.depth
+        shared = None if depth is None or depth.view is None else self.views.get(depth.view)
+        if depth is not None and shared is not None and shared.depth is not None:
+            raise ValueError(
+                f"depth.view {depth.view!r} also has views.{depth.view}.depth: one depth camera per view"
+            )
         if depth is None or depth.view is None:
             return self
         view = self.views.get(depth.view)

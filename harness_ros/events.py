@@ -28,6 +28,9 @@ class EventType(str, Enum):
     TOOL_RESULT = "tool_result"
     VERDICT = "verdict"
     SAFETY = "safety"
+    PREREQUISITE = "prerequisite"
+    """A service call the harness made before a tool (its ``prerequisites``: a mode switch):
+    ``data.tool``, ``call_id``, ``service``, ``success``, ``message`` or ``reason``, ``elapsed_s``."""
     NOTES = "notes"
     COMPACTION = "compaction"
     MEMORY_CONSOLIDATION = "memory_consolidation"

@@ -93,3 +93,38 @@ def test_an_optional_goal_field_must_be_a_constant(tmp_path: Path) -> None:
         load_config(config_with(tmp_path, text))
     with pytest.raises(ConfigError, match=r"write goal.PATH, result.PATH or feedback.PATH"):
         load_config(config_with(tmp_path, text.replace("goal.target.x", "disable_collision_checks")))
+
+
+def test_an_overlapping_goal_path_is_named_without_advice_about_the_distribution(tmp_path: Path) -> None:
+    # Issue 42 item 10: extending move_arm_to with positions[0] said "overlaps" and then
+    # "[the installed control_msgs looks like ROS 2 Kilted ... GripperActionController is
+    # gone ...]": a mistake of the binding alone, whatever the installed type.
+    from harness_ros.errors import ToolError
+    from harness_ros.ros.interfaces import tool_spec
+
+    binding = tool(
+        tmp_path,
+        f"tools:\n  - preset: {PRESETS / 'move_arm_to.yaml'}\n"
+        "    goal: {trajectory.joint_names: [a], 'trajectory.points[0].positions[0]': {arg: pose}}\n"
+        "    lookups: {arm_poses: {up: 0.5}}\n",
+        "move_arm_to",
+    )
+    with pytest.raises(ToolError) as raised:
+        tool_spec(binding)
+    text = str(raised.value)
+    assert text.startswith(
+        "tool 'move_arm_to': goal field 'trajectory.points[0].positions[0]': overlaps goal field "
+        "'trajectory.points[0].positions': map a field once"
+    )
+    assert "give the preset's own path" in text
+    assert "looks like ROS 2" not in text and "Gripper" not in text and "[" not in text.split(": map")[1]
+    # A mismatch with the installed type still gets the advice.
+    other = tool(
+        tmp_path,
+        f"tools:\n  - preset: {PRESETS / 'move_arm_to.yaml'}\n"
+        "    goal: {trajectory.joint_names: [a], trajectory.no_such_field: 1}\n"
+        "    lookups: {arm_poses: {up: [0.5]}}\n",
+        "move_arm_to",
+    )
+    with pytest.raises(ToolError, match=r"no such field .* \[the installed control_msgs looks like ROS 2"):
+        tool_spec(other)

@@ -1,7 +1,9 @@
 """One tool call, from the model's request to the result the model reads back.
 
-Order: argument checks -> pre-execution hooks -> cancellation check -> execution
-(feedback streamed as events) -> run_id rule and evaluation -> compact result.
+Order: argument checks -> the server wait -> the tool's prerequisites (service calls
+the harness makes itself, each a ``prerequisite`` event) -> pre-execution hooks ->
+cancellation check -> execution (feedback streamed as events) -> run_id rule and
+evaluation -> compact result.
 Every refusal is a failure envelope the model can recover from, never an exception.
 A call refused before it ran carries ``refusal`` (its kind, ``REFUSAL_KINDS``): memory
 records it as a refusal, never as evidence that the tool failed on the robot. A tool
@@ -87,13 +89,15 @@ REFUSAL_KINDS = (
     "cancelled_before_execution",
     "held_by_experience",
     "held_finish",
+    "prerequisite_failed",
 )
 """Why a call did not run: argument validation, a hook's block (safety filter, approval
 denied), a missing server, a hook's rewrite that no longer validates, a cancellation, the
 tool's own experience ledger (a step to take before its first call in a task was not
 taken: the call is answered with that step once, and runs when made again), or a
 ``finish_task`` giving up right after a robot call refused for its arguments or one that
-succeeded (answered once a task with what that call did; called again, it ends the task)."""
+succeeded (answered once a task with what that call did; called again, it ends the task),
+or a prerequisite of the tool (a mode switch the harness makes first) that failed."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,13 @@ class ToolCallRunner:
             if problem is not None:
                 return CallOutcome(failure(problem), arguments, refusal="server_unavailable")
 
+        # Prerequisites (a robot mode switch) come before the hooks, so the base-motion
+        # filter's clearance reading stays the last thing before the goal.
+        for prerequisite in getattr(tool, "prerequisites", ()):
+            refused = yield from self._prerequisite(spec, call.id, prerequisite, cancel, emit)
+            if refused is not None:
+                return CallOutcome(refused, arguments, refusal="prerequisite_failed")
+
         arguments, decisions = run_hooks(self._hooks, spec, arguments, observation)
         for decision in decisions:
             yield emit(EventType.SAFETY, _decision_data(spec, decision))
@@ -248,6 +259,41 @@ class ToolCallRunner:
             refusal = None
         return CallOutcome(
             content, arguments, executed=refusal is None, verdict=verdict, elapsed_s=elapsed, refusal=refusal
+        )
+
+    def _prerequisite(
+        self, spec: ToolSpec, call_id: str, prerequisite: Any, cancel: CancelToken, emit: EmitFn
+    ) -> Generator[Any, None, dict[str, Any] | None]:
+        """Make one prerequisite call (``prerequisite.run(cancel)``, an envelope; it names
+        its ``service``), record it as an event; a failure envelope when it failed."""
+        service = str(getattr(prerequisite, "service", "") or "a prerequisite service")
+        started = time.monotonic()
+        try:
+            envelope = normalize_envelope(prerequisite.run(cancel))
+        except Exception as err:  # a prerequisite should not raise; fail the call anyway
+            logger.exception("prerequisite %r of %r raised", service, spec.name)
+            envelope = failure(f"{type(err).__name__}: {err}")
+        ok = envelope["success"] is True
+        data: dict[str, Any] = {
+            "tool": spec.name,
+            "call_id": call_id,
+            "service": service,
+            "success": ok,
+            "elapsed_s": round(time.monotonic() - started, 3),
+        }
+        reply = envelope.get("result")
+        message = reply.get("message") if isinstance(reply, dict) else None
+        if not ok:
+            data["reason"] = compact_value(envelope["reason"])
+        elif isinstance(message, str) and message.strip():
+            data["message"] = compact_value(message.strip())
+        yield emit(EventType.PREREQUISITE, data)
+        if ok:
+            return None
+        return failure(
+            f"prerequisite call to service {service!r} failed, so {spec.name!r} was not executed: "
+            f"{data['reason']}",
+            prerequisite=service,
         )
 
     def _evaluate(self, spec: ToolSpec, run_id: str, arguments: dict[str, Any], tool: Any) -> Verdict:

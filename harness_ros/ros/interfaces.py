@@ -43,6 +43,7 @@ from harness_ros.tools.binding import (
     CompiledBinding,
     FieldInfo,
     binding_spec,
+    check_binding_shape,
     check_definition_budget,
     compile_binding,
     parse_path,
@@ -309,6 +310,7 @@ def tool_spec(binding: Any) -> tuple[ToolSpec, CompiledBinding | None]:
     naming the tool when the binding does not fit its type or is over its
     max_definition_tokens. The node, ``harness-ros tools`` and ``harness-ros check`` all
     build a tool's definition here, so they accept and refuse the same bindings."""
+    check_binding_shape(binding)  # a mistake whatever the type: no advice about the distribution
     try:
         schema, compiled = binding_schema(binding)
         spec = binding_spec(binding, schema)

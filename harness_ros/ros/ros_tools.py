@@ -37,7 +37,7 @@ from rclpy.action.client import ClientGoalHandle
 from rosidl_parser.definition import AbstractString, BasicType
 from unique_identifier_msgs.msg import UUID
 
-from harness_ros.config import ToolBinding
+from harness_ros.config import ToolBinding, ToolPrerequisite
 from harness_ros.errors import ToolError
 from harness_ros.evaluation.evidence import Pose2D, requested_pose_from_goal
 from harness_ros.ros.distros import constants_of
@@ -53,7 +53,7 @@ from harness_ros.ros.interfaces import (
     to_jsonable,
     tool_spec,
 )
-from harness_ros.tools.binding import BindingError
+from harness_ros.tools.binding import BindingError, check_binding_shape
 from harness_ros.tools.contracts import CancelToken, FeedbackSink, Tool, failure, success
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from rclpy.node import Node
     from rclpy.task import Future
 
-__all__ = ["ActionTool", "ServiceTool", "build_ros_tools"]
+__all__ = ["ActionTool", "PrerequisiteCall", "ServiceTool", "build_ros_tools"]
 
 _POLL_S = 0.05
 """Longest delay between an operator cancel and the tool noticing it."""
@@ -130,6 +130,8 @@ class _RosTool:
 
     kind = ""
     """The server, as failures name it."""
+    prerequisites: tuple[PrerequisiteCall, ...] = ()
+    """Service calls the harness makes before each call (``ToolBinding.prerequisites``)."""
     _unsent = ""
     """What had not happened yet when the operator cancelled while waiting for the server."""
 
@@ -360,7 +362,10 @@ class _GoalRun:
         self.goal_handle: Any = None
         self.error: str | None = None
         self.result_response: Any = None
+        self.goal: Any = None
         self.latest_feedback: dict[str, Any] | None = None
+        self.latest_feedback_message: Any = None
+        """The last feedback as the server sent it (a grasp reads the gripper joint in it)."""
         self.sent = 0
         self._answered = 0
 
@@ -369,6 +374,7 @@ class _GoalRun:
             return  # the tool has returned; feedback of a goal being cancelled is noise
         jsonable = _project(message.feedback, self._tool._feedback_fields)
         self.latest_feedback = jsonable
+        self.latest_feedback_message = message.feedback
         self._tool._notify(self._sink, jsonable)
 
     def sending(self) -> None:
@@ -433,6 +439,8 @@ class ActionTool(_RosTool):
             action_type.Result,  # type: ignore[attr-defined]
             action_type.Feedback,  # type: ignore[attr-defined]
         )
+        if binding.grasp is not None:
+            _check_grasp(binding)
         self._client = ActionClient(node, action_type, binding.action, callback_group=callback_group)
         self._name = node.resolve_topic_name(binding.action, only_expand=True)
         # What a ClientGoalHandle made for cancelling by id needs as its goal response.
@@ -459,6 +467,7 @@ class ActionTool(_RosTool):
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         run_id = bytes(goal_id.uuid).hex()
         run = _GoalRun(self, feedback)
+        run.goal = goal
         self._logger.info(f"tool {self.spec.name!r}: sending goal {run_id[:8]} to {self._name!r}")
         accept_deadline = sent + accept_s
         while True:
@@ -496,8 +505,41 @@ class ActionTool(_RosTool):
             return failure(run.error or "the action server sent no result", run_id=run_id)
         status = _STATUS_NAMES.get(response.status, f"status {response.status}")
         envelope = self._read_result(response.result, run_id, status)
+        if self._binding.grasp is not None:
+            envelope = self._grasp_outcome(envelope, run, status)
         self._logger.info(f"tool {self.spec.name!r}: goal {run_id[:8]} {status}")
         return envelope
+
+    def _grasp_outcome(self, envelope: dict[str, Any], run: _GoalRun, status: str) -> dict[str, Any]:
+        """A gripper joint's outcome read as a grasp (``ToolBinding.grasp``): the aperture
+        the last feedback reports, and whether the gripper holds something. A closing
+        goal (its target at most ``tolerance`` above ``closed``, where the empty fingers
+        meet; it may squeeze past) that ended more than ``tolerance`` above ``closed``
+        stopped on an object: it holds, even when the server aborted the goal for it (a
+        stall, a goal point not reached in time),
+        as a GripperCommand controller with allow_stalling reports. A goal the server
+        refused before moving (invalid joints or goal, no feedback) stays a failure."""
+        grasp = self._binding.grasp
+        assert grasp is not None
+        target = _joint_target(run.goal, grasp.joint)
+        measured = _joint_feedback(run.latest_feedback_message, grasp.joint)
+        result = dict(envelope.get("result") or {})
+        if measured is None or target is None:
+            result["aperture_m"] = None
+            result["holding"] = None  # no feedback: nothing measured, nothing claimed
+            return {**envelope, "result": result}
+        result["aperture_m"] = round(measured * grasp.aperture_scale, 4)
+        closing = target <= grasp.closed + grasp.tolerance
+        result["holding"] = closing and measured > grasp.closed + grasp.tolerance
+        if envelope.get("success") is True or not result["holding"]:
+            return {**envelope, "result": result}
+        code = envelope.get("error_code")
+        if status != "aborted" or code in _REFUSED_TRAJECTORY_CODES:
+            return {**envelope, "result": result}
+        # Stopped on an object: the grasp the call asked for.
+        result["stopped_short"] = True
+        result["server_reported"] = envelope.get("reason")
+        return success(result=result, run_id=envelope.get("run_id"))
 
     def _give_up_unanswered(
         self, run: _GoalRun, waited: _Wait, goal_id: UUID, accept_s: float
@@ -594,6 +636,46 @@ def _project(msg: Any, fields: dict[str, tuple[str, Any]] | None) -> dict[str, A
     return {name: to_jsonable(get_field(msg, dotted), slot) for name, (dotted, slot) in fields.items()}
 
 
+_REFUSED_TRAJECTORY_CODES = (-1, -2, -3)
+"""control_msgs FollowJointTrajectory INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP:
+a goal the server refused before any motion."""
+
+
+def _check_grasp(binding: ToolBinding) -> None:
+    assert binding.grasp is not None
+    where = f"tool {binding.name!r}: grasp"
+    if binding.type != "control_msgs/action/FollowJointTrajectory":
+        raise ToolError(
+            f"{where}: reads a control_msgs/action/FollowJointTrajectory goal, not {binding.type}"
+        )
+    names = binding.goal.get("trajectory.joint_names")
+    names = names.get("value") if isinstance(names, dict) else names
+    if not isinstance(names, list) or binding.grasp.joint not in names:
+        raise ToolError(
+            f"{where}: joint {binding.grasp.joint!r} is not in the goal's constant "
+            f"trajectory.joint_names ({names!r})"
+        )
+
+
+def _joint_target(goal: Any, joint: str) -> float | None:
+    """The last point's position of ``joint`` in a FollowJointTrajectory goal."""
+    trajectory = getattr(goal, "trajectory", None)
+    if trajectory is None or joint not in trajectory.joint_names or not trajectory.points:
+        return None
+    positions = trajectory.points[-1].positions
+    index = list(trajectory.joint_names).index(joint)
+    return float(positions[index]) if index < len(positions) else None
+
+
+def _joint_feedback(feedback: Any, joint: str) -> float | None:
+    """``joint``'s actual position in a FollowJointTrajectory feedback (else None)."""
+    if feedback is None or joint not in feedback.joint_names:
+        return None
+    index = list(feedback.joint_names).index(joint)
+    actual = feedback.actual.positions
+    return float(actual[index]) if index < len(actual) else None
+
+
 def _final_status(run: _GoalRun) -> int | None:
     response = run.result_response
     return None if response is None else int(response.status)
@@ -643,18 +725,79 @@ class ServiceTool(_RosTool):
         return self._read_result(future.result(), run_id, None)
 
 
+class PrerequisiteCall:
+    """One of a tool's ``prerequisites``: a service call with a fixed request that the
+    harness (``harness.calls``) makes before each call of the tool, e.g. stretch_driver's
+    ``/switch_to_navigation_mode`` before a Nav2 goal. It is a ``ServiceTool`` of its own
+    (same waits, timeout and reply reading: a reply whose ``success`` is false fails)."""
+
+    def __init__(
+        self,
+        node: Node,
+        tool: str,
+        index: int,
+        prerequisite: ToolPrerequisite,
+        *,
+        callback_group: CallbackGroup | None = None,
+    ) -> None:
+        binding = ToolBinding(
+            name=f"{tool}.prerequisites.{index}",
+            description=f"prerequisite {index} of tool {tool!r}",
+            service=prerequisite.service,
+            type=prerequisite.type,
+            arguments={},
+            goal=dict(prerequisite.request),
+            timeout_s=prerequisite.timeout_s,
+            server_wait_s=prerequisite.server_wait_s,
+        )
+        try:
+            self._call = ServiceTool(node, binding, callback_group=callback_group)
+        except ToolError as err:
+            text = str(err).replace(f"tool {binding.name!r}", f"prerequisites[{index}]", 1)
+            raise ToolError(f"tool {tool!r}: {text}") from None
+        self.service = self._call._endpoint()
+        self.type = prerequisite.type
+
+    def run(self, cancel: CancelToken) -> dict[str, Any]:
+        """Make the call (waiting for the service, bounded): its envelope."""
+        return self._call.execute({}, cancel=cancel)
+
+    def destroy(self) -> None:
+        self._call.destroy()
+
+
+def _prerequisites(
+    node: Node, binding: ToolBinding, tool: ActionTool | ServiceTool, callback_group: CallbackGroup | None
+) -> tuple[PrerequisiteCall, ...]:
+    made: list[PrerequisiteCall] = []
+    try:
+        for index, prerequisite in enumerate(binding.prerequisites):
+            made.append(
+                PrerequisiteCall(node, binding.name, index, prerequisite, callback_group=callback_group)
+            )
+    except ToolError:
+        for call in made:
+            call.destroy()
+        tool.destroy()
+        raise
+    return tuple(made)
+
+
 def build_ros_tools(
     node: Node, bindings: Sequence[ToolBinding], *, callback_group: CallbackGroup | None = None
 ) -> list[Tool]:
     """One tool per binding; a ToolError (naming the tool, and the distribution the
     installed type looks like) if any cannot be built. A binding with ``optional: true``
-    that cannot be built is skipped with a warning instead."""
+    that does not fit its installed type is skipped with a warning instead. A mistake of
+    the binding itself (``check_binding_shape``) or of a prerequisite is refused either
+    way, without advice about the tool's type."""
     tools: list[ActionTool | ServiceTool] = []
     try:
         for binding in bindings:
+            check_binding_shape(binding)
             try:
                 cls = ActionTool if binding.action is not None else ServiceTool
-                tools.append(cls(node, binding, callback_group=callback_group))
+                tool = cls(node, binding, callback_group=callback_group)
             except ToolError as err:
                 text = str(err)
                 prefix = f"tool {binding.name!r}"
@@ -665,9 +808,13 @@ def build_ros_tools(
                     node.get_logger().warning(f"{text} (optional: true, so the tool is left out)")
                     continue
                 raise ToolError(text) from None
+            tool.prerequisites = _prerequisites(node, binding, tool, callback_group)
+            tools.append(tool)
     except ToolError:
-        for tool in tools:
-            tool.destroy()
+        for built in tools:
+            for prerequisite in built.prerequisites:
+                prerequisite.destroy()
+            built.destroy()
         raise
     return list(tools)
 

@@ -40,6 +40,7 @@ __all__ = [
     "FieldInfo",
     "TypeInfo",
     "binding_spec",
+    "check_binding_shape",
     "check_definition_budget",
     "compile_binding",
     "definition_tokens",
@@ -298,18 +299,25 @@ _SCALAR_FOR_JSON = {
 }
 
 
-def compile_binding(binding: Any, info: TypeInfo) -> CompiledBinding:
-    """Check ``binding`` (a ToolBinding with ``arguments``) against ``info``.
-
-    Raises BindingError ``tool 'NAME': goal field 'PATH': PROBLEM`` (or ``argument``)."""
-    name = binding.name
-    arguments: Mapping[str, Any] = binding.arguments or {}
-
+def _failing(name: str) -> Callable[[str, str], BindingError]:
     def fail(where: str, problem: str) -> BindingError:
         return BindingError(f"tool {name!r}: {where}: {problem}")
 
+    return fail
+
+
+def check_binding_shape(binding: Any) -> None:
+    """The checks of a binding (a ToolBinding with ``arguments``) that hold whatever the
+    interface type: its arguments, its goal paths (each mapped once, indices from 0),
+    every argument used, joint positions as many as the joint names. A BindingError here
+    is a mistake of the binding itself, so it never carries advice about the installed
+    ROS distribution (``ros.interfaces.tool_spec`` calls this before binding the type)."""
+    if binding.arguments is None:
+        return
+    fail = _failing(binding.name)
+    arguments: Mapping[str, Any] = binding.arguments
     _check_arguments(binding, arguments, fail)
-    sources: list[_Source] = []
+    paths: list[tuple[str, tuple[str | int, ...]]] = []
     used: set[str] = set()
     for path, raw in binding.goal.items():
         where = f"goal field {path!r}"
@@ -317,24 +325,45 @@ def compile_binding(binding: Any, info: TypeInfo) -> CompiledBinding:
             parts = tuple(parse_path(path))
         except ValueError as err:
             raise fail(where, str(err)) from None
-        field = info.field(path)
-        if field is None:
-            raise fail(where, f"no such field in {info.type_name} ({_hint(info, parts)})")
-        for other in sources:
-            if _is_prefix(other.parts, parts) or _is_prefix(parts, other.parts):
-                raise fail(where, f"overlaps goal field {other.path!r}: map a field once")
-        source = _source(path, parts, field, raw, arguments, binding.lookups, fail)
-        if source.arg is not None:
-            used.add(source.arg)
-        sources.append(source)
-
+        for other, other_parts in paths:
+            if _is_prefix(other_parts, parts) or _is_prefix(parts, other_parts):
+                raise fail(
+                    where,
+                    f"overlaps goal field {other!r}: map a field once (a tool's goal next to "
+                    "preset: extends the preset's goal; to change how the preset fills a field, "
+                    "give the preset's own path)",
+                )
+        paths.append((path, parts))
+        if isinstance(raw, dict) and "arg" in raw:
+            if raw["arg"] not in arguments:
+                declared = ", ".join(arguments) or "none"
+                raise fail(where, f"argument {raw['arg']!r} is not declared (arguments: {declared})")
+            used.add(raw["arg"])
     # The direction argument may only inform the safety filter (BackUp's "backward").
     unused = [arg for arg in arguments if arg not in used and arg != binding.direction_argument]
     if unused:
         raise fail(f"argument {unused[0]!r}", "is not mapped to any goal field")
-    _check_indices(sources, fail)
+    _check_indices([parts for _, parts in paths], fail)
+    _check_joint_counts(binding, paths, fail)
+
+
+def compile_binding(binding: Any, info: TypeInfo) -> CompiledBinding:
+    """Check ``binding`` (a ToolBinding with ``arguments``) against ``info``.
+
+    Raises BindingError ``tool 'NAME': goal field 'PATH': PROBLEM`` (or ``argument``)."""
+    name = binding.name
+    arguments: Mapping[str, Any] = binding.arguments or {}
+    fail = _failing(name)
+    check_binding_shape(binding)
+    sources: list[_Source] = []
+    for path, raw in binding.goal.items():
+        where = f"goal field {path!r}"
+        parts = tuple(parse_path(path))
+        field = info.field(path)
+        if field is None:
+            raise fail(where, f"no such field in {info.type_name} ({_hint(info, parts)})")
+        sources.append(_source(path, parts, field, raw, arguments, binding.lookups, fail))
     _check_required(binding, info, sources, fail)
-    _check_joint_counts(binding, sources, fail)
     schema = _schema(binding, arguments)
     return CompiledBinding(name, schema, tuple(sources), dict(arguments), binding.lookups)
 
@@ -458,13 +487,13 @@ def _check_plain(
         raise fail(where, f"is a {field.type_name}, argument {arg!r} is a {spec.type}")
 
 
-def _check_indices(sources: Sequence[_Source], fail: Callable[..., BindingError]) -> None:
+def _check_indices(paths: Sequence[tuple[str | int, ...]], fail: Callable[..., BindingError]) -> None:
     # trajectory.points[1] without points[0] would send a default point first.
     seen: dict[tuple[str | int, ...], set[int]] = {}
-    for source in sources:
-        for cut, part in enumerate(source.parts):
+    for parts in paths:
+        for cut, part in enumerate(parts):
             if isinstance(part, int):
-                seen.setdefault(source.parts[:cut], set()).add(part)
+                seen.setdefault(parts[:cut], set()).add(part)
     for prefix, indices in seen.items():
         if sorted(indices) != list(range(len(indices))):
             raise fail(
@@ -514,37 +543,58 @@ def _stamped_frames(info: TypeInfo, sources: Sequence[_Source]) -> list[str]:
     return frames
 
 
-def _check_joint_counts(binding: Any, sources: Sequence[_Source], fail: Callable[..., BindingError]) -> None:
+def _check_joint_counts(
+    binding: Any, paths: Sequence[tuple[str, tuple[str | int, ...]]], fail: Callable[..., BindingError]
+) -> None:
     # Joint positions must match the joint names one for one (a controller rejects the goal).
-    names = {s.parts[:-1]: s for s in sources if s.parts[-1] == "joint_names" and s.kind == "value"}
-    for source in sources:
-        if source.parts[-1] not in ("positions", "velocities") or len(source.parts) < 4:
+    names: dict[tuple[str | int, ...], list[Any]] = {}
+    for path, parts in paths:
+        constant = _constant(binding.goal[path])
+        if parts[-1] == "joint_names" and isinstance(constant, list):
+            names[parts[:-1]] = constant
+    for path, parts in paths:
+        if parts[-1] not in ("positions", "velocities") or len(parts) < 4:
             continue
-        owner = source.parts[:-3]  # trajectory . points [i] . positions
-        joint_names = names.get(owner)
-        if joint_names is None or not isinstance(joint_names.value, list):
+        joint_names = names.get(parts[:-3])  # trajectory . points [i] . positions
+        if joint_names is None:
             continue
-        count = len(joint_names.value)
-        for label, value in _possible_values(binding, source):
-            if not isinstance(value, list) or len(value) != count:
+        for label, value in _possible_values(binding, binding.goal[path]):
+            if not isinstance(value, list) or len(value) != len(joint_names):
                 size = len(value) if isinstance(value, list) else "not a list"
                 raise fail(
-                    f"goal field {source.path!r}",
-                    f"{label} has {size} positions for {count} joint_names {joint_names.value}",
+                    f"goal field {path!r}",
+                    f"{label} has {size} positions for {len(joint_names)} joint_names {joint_names}",
                 )
 
 
-def _possible_values(binding: Any, source: _Source) -> list[tuple[str, Any]]:
-    if source.kind == "value":
-        return [("the constant", source.value)]
-    if source.kind != "arg" or source.arg is None:
+_NO_CONSTANT = object()
+
+
+def _constant(raw: Any) -> Any:
+    """The constant a goal source gives (``V`` or ``{value: V}``, unconverted), else _NO_CONSTANT."""
+    if not isinstance(raw, dict):
+        return raw
+    if set(raw) == {"value"}:
+        return raw["value"]
+    return _NO_CONSTANT
+
+
+def _possible_values(binding: Any, raw: Any) -> list[tuple[str, Any]]:
+    constant = _constant(raw)
+    if constant is not _NO_CONSTANT:
+        return [("the constant", constant)]
+    if not isinstance(raw, dict):
         return []
-    spec = (binding.arguments or {})[source.arg]
-    if spec.lookup is None:
+    spec = (binding.arguments or {}).get(raw.get("arg"))
+    if spec is None or spec.lookup is None or spec.lookup not in binding.lookups:
         return []
+    key = raw.get("field")
     out = []
     for entry, value in binding.lookups[spec.lookup].items():
-        out.append((f"{spec.lookup} entry {entry!r}", value[source.key] if source.key else value))
+        if key is None:
+            out.append((f"{spec.lookup} entry {entry!r}", value))
+        elif isinstance(value, dict) and key in value:  # else named by _source, with the type
+            out.append((f"{spec.lookup} entry {entry!r}", value[key]))
     return out
 
 

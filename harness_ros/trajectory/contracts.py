@@ -7,7 +7,12 @@ before it ran. The types are frozen; JSON exists only at the file and model boun
 (``to_json``/``from_json``), in the shared format consolidation reads::
 
     {"task_id", "goal", "phase", "status", "events": [{"index", "tool", "arguments",
-     "result", "verdict", "refusal"?}], "revisions"?, "outcome"?, "dropped_events"?}
+     "result", "verdict", "refusal"?, "prerequisites"?}], "revisions"?, "outcome"?,
+     "dropped_events"?}
+
+A step's ``prerequisites`` are the service calls the harness made before it (a robot
+mode switch, ``ToolBinding.prerequisites``): ``{"service", "success", "message"?,
+"reason"?}`` each, in order.
 
 Steps are built bounded (``harness_ros.trajectory.bounds``) by ``Trajectory.with_step``,
 the one constructor the live harness, Task Notes and replay share. ``from_json`` is
@@ -243,6 +248,8 @@ class TrajectoryStep:
     verdict: StepVerdict | None = None
     refusal: str | None = None
     """The kind of refusal (``harness.calls.REFUSAL_KINDS``) of a call refused before it ran."""
+    prerequisites: tuple[Mapping[str, Any], ...] = ()
+    """The service calls the harness made before this call (a mode switch), in order."""
 
     @property
     def refused(self) -> bool:
@@ -285,6 +292,8 @@ class TrajectoryStep:
         }
         if self.refusal:
             out["refusal"] = self.refusal
+        if self.prerequisites:
+            out["prerequisites"] = [dict(item) for item in self.prerequisites]
         return out
 
     @classmethod
@@ -306,6 +315,9 @@ class TrajectoryStep:
         refusal = raw.get("refusal")
         if refusal is not None and not isinstance(refusal, str):
             raise TrajectoryFormatError(f"{where}.refusal: expected a string, got {_kind(refusal)}")
+        prerequisites = raw.get("prerequisites") or []
+        if not isinstance(prerequisites, list) or not all(isinstance(p, Mapping) for p in prerequisites):
+            raise TrajectoryFormatError(f"{where}.prerequisites: expected a list of objects")
         return cls(
             index=index,
             tool=tool,
@@ -313,6 +325,7 @@ class TrajectoryStep:
             result=ToolResult.from_json(raw.get("result")),
             verdict=_faithful_verdict(verdict),
             refusal=refusal or None,
+            prerequisites=tuple(dict(p) for p in prerequisites),
         )
 
 
@@ -378,6 +391,8 @@ class Trajectory:
         result: Any,
         verdict: Any,
         refusal: str | None = None,
+        *,
+        prerequisites: Sequence[Mapping[str, Any]] = (),
     ) -> Trajectory:
         """This trajectory with one more step, bounded like every other."""
         if arguments is not None and not isinstance(arguments, Mapping):
@@ -392,6 +407,7 @@ class Trajectory:
             result=ToolResult.from_json(compact_value(result)),
             verdict=StepVerdict.of(verdict),
             refusal=cap(str(refusal)) if refusal else None,
+            prerequisites=tuple(compact_value(dict(item)) for item in prerequisites),
         )
         steps = (*self.steps, step)
         overflow = max(0, len(steps) - MAX_STEPS)

@@ -12,6 +12,8 @@ construction. The rules:
   (``safety`` events with ``action: rewrite``); a malformed call has no ``tool_call``
   event, so its arguments come from the turn's ``model_response`` (``{}`` when they did
   not parse);
+- its prerequisites are the ``prerequisite`` events of that call (service calls the
+  harness made before it, a mode switch), in order;
 - its verdict is the ``verdict`` event of that call, else the verdict embedded in the
   result; the goal check at the end (``scope: task``) is no step's verdict;
 - a call refused before it ran keeps its ``refusal`` kind; revisions come from the
@@ -46,6 +48,7 @@ class _PendingCall:
     tool: str
     arguments: dict[str, Any]
     verdict: Mapping[str, Any] | None = None
+    prerequisites: list[dict[str, Any]] = field(default_factory=list)
 
 
 class TrajectoryFold:
@@ -103,6 +106,14 @@ class TrajectoryFold:
         if data.get("action") == "rewrite" and self._last_call in self._calls and isinstance(rewritten, dict):
             self._calls[self._last_call].arguments = dict(rewritten)
 
+    def _on_prerequisite(self, data: dict[str, Any]) -> None:
+        call_id = str(data.get("call_id") or self._last_call or "")
+        call = self._calls.get(call_id)
+        if call is not None:
+            keys = ("service", "success", "message", "reason")
+            record: dict[str, Any] = {key: data[key] for key in keys if key in data}
+            call.prerequisites.append(record)
+
     def _on_revision(self, data: dict[str, Any]) -> None:
         text = data.get("instruction")
         if isinstance(text, str) and text.strip():
@@ -125,9 +136,11 @@ class TrajectoryFold:
         if call is None and not data.get("malformed") and self._last_call in self._calls:
             call = self._calls.pop(self._last_call)  # an older harness without call ids
         result = data.get("result")
+        prerequisites: list[dict[str, Any]] = []
         if call is not None:
             arguments: Any = call.arguments
             verdict = call.verdict
+            prerequisites = call.prerequisites
         else:
             # A malformed call never reached tool_call: its arguments are the model's own
             # (the first call of the reply; unparseable arguments are recorded as {}).
@@ -137,7 +150,9 @@ class TrajectoryFold:
         if verdict is None and isinstance(result, dict) and isinstance(result.get("verdict"), dict):
             verdict = dict(result["verdict"])
         refusal = data.get("refusal") if isinstance(data.get("refusal"), str) else None
-        self.trajectory = self.trajectory.with_step(tool, arguments, result, verdict, refusal=refusal)
+        self.trajectory = self.trajectory.with_step(
+            tool, arguments, result, verdict, refusal=refusal, prerequisites=prerequisites
+        )
         self._last_call = None
         return self.trajectory.last_step
 
