@@ -12,12 +12,16 @@ test_forged_events.py::test_an_impostor_with_the_node_name_makes_the_events_untr
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import ServerProcess
 
 from harness_ros.errors import AmbiguousPublisherError
+from harness_ros.ros.compat import NO_MESSAGE_INFO
 from harness_ros.ros.publisher_trust import ATTRIBUTION_WAIT_S, NodePublisher, Verdict
 
 IMPOSTOR, REAL, OTHER = b"\x01" * 16, b"\x02" * 16, b"\x03" * 16
@@ -130,10 +134,74 @@ def test_an_endpoint_that_stays_unnamed_fails_closed_and_one_that_left_is_foreig
     assert source.judge(message_from(REAL)) is Verdict.TRUSTED
 
 
-def test_a_message_without_a_publisher_gid_is_foreign() -> None:
+def test_a_message_whose_middleware_gave_no_gid_is_foreign() -> None:
+    # Kilted's rclpy has the field; None where the RMW gave no GID: nothing to tie it to.
     source = NodePublisher(Graph([Endpoint(REAL)]), "/harness/events", "/harness")
     assert source.resolve()
-    assert source.judge({}) is Verdict.FOREIGN
+    assert source.judge({**JAZZY_INFO, "publisher_gid": None}) is Verdict.FOREIGN
+    assert source.judged_by_graph == 0
+
+
+# ---------------------------------------------------------------------- no GIDs: Humble, Jazzy 7.1
+JAZZY_INFO = {
+    "source_timestamp": 1,
+    "received_timestamp": 2,
+    "publication_sequence_number": 1,
+    "reception_sequence_number": 1,
+}
+"""A message info as Jazzy 7.1's rclpy gives it (its subscription.cpp): no publisher GID."""
+
+
+def test_without_gids_the_node_alone_on_the_topic_is_trusted_by_the_graph() -> None:
+    # Jazzy: `harness-ros task` saw nothing, every event judged foreign for want of a GID.
+    source = NodePublisher(Graph([Endpoint(REAL)]), "/harness/events", "/harness")
+    assert source.resolve()
+    assert source.judge(JAZZY_INFO) is Verdict.TRUSTED
+    assert source.judge(NO_MESSAGE_INFO) is Verdict.TRUSTED  # Humble's (msg only) callbacks
+    note = source.describe_dropped()
+    assert note is not None and "trusted by the ROS graph alone" in note, note
+
+
+def test_without_gids_another_publisher_on_the_topic_now_or_before_leaves_nothing_trusted() -> None:
+    graph = Graph([Endpoint(REAL), Endpoint(OTHER, node_name="forger", node_namespace="/ops")])
+    source = NodePublisher(graph, "/harness/events", "/harness")
+    assert source.resolve()
+    graph.publishers.pop()  # it published and left before the message was judged
+    assert source.judge(JAZZY_INFO) is Verdict.FOREIGN
+    with pytest.raises(AmbiguousPublisherError, match=r"carry no publisher GID .*\(/ops/forger\)"):
+        source.raise_if_ambiguous()
+    assert source.judge(JAZZY_INFO) is Verdict.FOREIGN  # and none is trusted from then on
+
+
+def test_without_gids_an_unnamed_endpoint_holds_the_message_and_a_second_claimant_refuses() -> None:
+    graph = Graph([Endpoint(REAL), unnamed(OTHER)])
+    source = NodePublisher(graph, "/harness/events", "/harness")
+    source.pinned = REAL
+    assert source.judge(JAZZY_INFO) is Verdict.UNDECIDED
+    with pytest.raises(AmbiguousPublisherError, match="no ROS node name"):
+        source.judge(JAZZY_INFO, waited_s=ATTRIBUTION_WAIT_S + 0.5)
+    graph.publishers[1] = Endpoint(OTHER)  # named: the harness node's name, a second claimant
+    assert source.judge(JAZZY_INFO) is Verdict.FOREIGN
+    with pytest.raises(AmbiguousPublisherError, match="2 publishers on /harness/events claim"):
+        source.raise_if_ambiguous()
+
+
+def test_without_gids_a_message_before_the_node_is_on_the_graph_waits_then_is_no_ones() -> None:
+    graph = Graph([])
+    source = NodePublisher(graph, "/harness/events", "/harness")
+    assert not source.resolve()
+    assert source.judge(JAZZY_INFO) is Verdict.UNDECIDED
+    assert source.judge(JAZZY_INFO, waited_s=ATTRIBUTION_WAIT_S + 0.5) is Verdict.FOREIGN
+
+
+def test_humble_24_byte_endpoint_gids_match_the_16_byte_gid_of_a_message() -> None:
+    # Humble's middleware stores a GID in 24 bytes (the GUID, zero padding); later ones in 16.
+    graph = Graph([Endpoint(REAL + bytes(8)), Endpoint(OTHER + bytes(8), node_name="rviz")])
+    source = NodePublisher(graph, "/harness/events", "/harness")
+    assert source.resolve() and source.pinned == REAL
+    assert source.judge(message_from(REAL)) is Verdict.TRUSTED
+    assert source.judge({"publisher_gid": {"data": list(REAL + bytes(8))}}) is Verdict.TRUSTED
+    assert source.judge(message_from(OTHER)) is Verdict.FOREIGN
 
 
 @pytest.mark.ros
@@ -181,3 +249,87 @@ def test_the_task_client_holds_events_until_the_graph_names_their_sender(ros_env
         result = client.get_result()
     assert [e["type"] for e in result.events] == ["task_started", "done"]
     assert result.outcome == "failed"
+
+
+# ---------------------------------------------------------------------- Humble, over DDS
+SUPPORT = Path(__file__).resolve().parent / "support"
+
+
+@pytest.fixture
+def humble_subscriptions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's subscriptions as on Humble: the executor hands the callback the
+    message alone (``compat`` then gives it ``NO_MESSAGE_INFO``), so no publisher GID."""
+    from harness_ros.ros import compat
+
+    monkeypatch.setattr(compat, "subscription_passes_message_info", lambda: False)
+
+
+@pytest.mark.ros
+def test_without_gids_the_task_client_follows_the_node_alone_and_refuses_beside_a_forger(
+    ros_env: dict[str, str], humble_subscriptions: None
+) -> None:
+    # The task API's stand-in (another process, named /harness) answers each task; on
+    # Humble and Jazzy the client judged every event foreign and followed none.
+    from harness_ros.ros.task_client import TaskClient
+
+    domain = int(ros_env["ROS_DOMAIN_ID"])
+    stand_in = ServerProcess("/harness", ros_env, script=SUPPORT / "task_stand_in.py")
+    try:
+        assert stand_in.wait_for_line("ready", 60), stand_in.output
+        with TaskClient("/harness", domain_id=domain) as client:
+            result = client.run_task("fetch the cup", timeout_s=60, connect_timeout_s=60)
+            note = client.describe_dropped()
+        assert [e["type"] for e in result.events] == ["task_started", "done"], stand_in.output
+        assert result.outcome == "succeeded"
+        assert note is not None and "trusted by the ROS graph alone" in note, note
+
+        forger = ServerProcess("done", ros_env, script=SUPPORT / "forger.py", args=("/forger",))
+        try:
+            assert forger.wait_for_line("matched", 60), forger.output
+            with TaskClient("/harness", domain_id=domain) as client:
+                with pytest.raises(AmbiguousPublisherError, match=r"carry no publisher GID.*\(/forger\)"):
+                    client.run_task("fetch the cup", timeout_s=60, connect_timeout_s=60)
+                assert client.get_result().data == {}, "an event was followed beside the forger"
+        finally:
+            forger.stop()
+    finally:
+        stand_in.stop()
+
+
+@pytest.mark.ros
+def test_without_gids_a_listing_shows_the_nodes_requests_alone_and_refuses_beside_a_forger(
+    ros_env: dict[str, str], humble_subscriptions: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness_ros.commands._latched import LatchedTopicClient, latched_session
+
+    topic = "/harness/approval_requests"
+    real = {"request_id": "r1", "tool": "pick", "status": "pending"}
+    forged = {"request_id": "r2", "tool": "drive", "status": "pending"}
+
+    def listing(publishers: int) -> list[dict[str, Any]]:
+        def make(context: Any) -> LatchedTopicClient:
+            return LatchedTopicClient(
+                context, "/harness", 30.0, topic="approval_requests", key="request_id", name="listing"
+            )
+
+        with latched_session([], make) as client:
+            # the graph has no event to wait on: spin until it shows every publisher started
+            assert client.spin_until(lambda: client.node.count_publishers(topic) == publishers)
+            client.collect("test")
+            return client.pending()
+
+    forger = SUPPORT / "forger.py"
+    harness = ServerProcess("latched", ros_env, script=forger, args=("/harness", topic, json.dumps(real)))
+    try:
+        assert harness.wait_for_line("published", 60), harness.output
+        assert listing(1) == [real]
+        assert "trusted by the ROS graph alone" in capsys.readouterr().err
+        other = ServerProcess("latched", ros_env, script=forger, args=("/forger", topic, json.dumps(forged)))
+        try:
+            assert other.wait_for_line("published", 60), other.output
+            with pytest.raises(AmbiguousPublisherError, match=r"carry no publisher GID.*\(/forger\)"):
+                listing(2)
+        finally:
+            other.stop()
+    finally:
+        harness.stop()

@@ -225,9 +225,10 @@ def _run_live(args: argparse.Namespace, bag: BagContents) -> int:
     from rclpy.executors import ExternalShutdownException
 
     from harness_ros.ros.bag.live_replay import LiveReplayer
+    from harness_ros.ros.compat import ros_init
 
     ros_args = ["harness_replay", *(getattr(args, "ros_args", None) or [])]
-    with rclpy.init(args=ros_args):
+    with ros_init(args=ros_args):
         node = rclpy.create_node("harness_replay")
         replayer: LiveReplayer | None = None
         try:

@@ -33,7 +33,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -47,6 +46,7 @@ from std_srvs.srv import Trigger
 from harness_ros.config import (
     RUN_TIME_PARAMETERS,
     HarnessConfig,
+    TaskApiConfig,
     config_from_flat,
     is_read_only_parameter,
     load_config,
@@ -56,6 +56,7 @@ from harness_ros.config import (
 )
 from harness_ros.errors import ConfigError, HarnessError, TaskRejectedError
 from harness_ros.events import EventType, HarnessEvent
+from harness_ros.harness.revision_budget import RevisionBudget
 from harness_ros.task_api import (
     ClientMessageError,
     MessageLimits,
@@ -136,6 +137,10 @@ class HarnessNode(LifecycleNode):
         self._lock = threading.Lock()
         self.event_listeners: list[EventListener] = []
         self._limits = MessageLimits()
+        defaults = TaskApiConfig()
+        self._revision_budget = RevisionBudget(
+            defaults.max_revisions_per_task, defaults.max_revision_chars_per_task
+        )
         self._operator: Any = None
         self._approval: Any = None
         self._local_server: Any = None
@@ -262,6 +267,9 @@ class HarnessNode(LifecycleNode):
         config = self._config_from_parameters()
         self._limits = MessageLimits(
             max_bytes=config.task_api.max_message_bytes, max_json_depth=config.task_api.max_json_depth
+        )
+        self._revision_budget = RevisionBudget(
+            config.task_api.max_revisions_per_task, config.task_api.max_revision_chars_per_task
         )
         config = self._state_outside_install_share(config)
         config = self._serve_local_model(config)
@@ -741,6 +749,10 @@ class HarnessNode(LifecycleNode):
                 "revise", f"task {request.task_id!r} is not the running task", task_id=request.task_id
             )
             return
+        refused = self._revision_budget.admit(running, request.text)  # a flood cannot grow the prompt
+        if refused is not None:
+            self._refuse("revise", refused, task_id=request.task_id)
+            return
         self._harness.revise(request.text)
 
     @_contained
@@ -884,7 +896,9 @@ def run_node(config_path: Path | None, *, ros_args: list[str] | None = None, aut
     try:
         # Our own SIGINT/SIGTERM handling (_StopSignals): a signal stops the running task
         # first, then the node; the context is shut down last, when the `with` ends.
-        with rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO):
+        from harness_ros.ros.compat import ros_init  # `with rclpy.init` needs Kilted
+
+        with ros_init(args=args, signal_handler_options=SignalHandlerOptions.NO):
             stop.install()
             try:
                 node = HarnessNode(config_path=config_path)

@@ -19,6 +19,15 @@ between: about 80 ms on an idle host here, seconds on a loaded one, where an imp
 forged ``done`` was once believed in that window). An endpoint the graph cannot name yet
 may be a second claimant, so while one is on the topic nothing is pinned and no message
 is judged (``Verdict.UNDECIDED``); the client holds such messages and judges them again.
+
+**Where message info carries no publisher GID** (rclpy before Kilted: Humble and Jazzy 7.1,
+see ``harness_ros.ros.compat``), a message cannot be tied to an endpoint. It is then
+judged by the graph alone: trusted only while every publisher endpoint seen on the topic
+since the client started is the harness node's one pinned endpoint. Any other node's
+publisher on the topic, now or earlier, leaves the messages unattributable, and nothing
+is trusted (``ambiguous``, with the reason). Weaker than the GID check: a participant that
+joins, publishes and leaves between two looks at the graph goes unseen; the operator is
+told that trust is by the graph (``describe_dropped``).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import enum
 from typing import Any
 
 from harness_ros.errors import AmbiguousPublisherError
+from harness_ros.ros.compat import gid_key, message_info_carries_gid, message_publisher_gid
 
 __all__ = ["AmbiguousPublisherError", "NodePublisher", "Verdict", "split_node_name"]
 
@@ -57,10 +67,9 @@ def split_node_name(fully_qualified: str) -> tuple[str, str]:
 
 
 def publisher_gid(info: Any) -> bytes | None:
-    """The publisher GID of one received message (rclpy MessageInfo), or None if the RMW gave none."""
-    gid = info.get("publisher_gid") if isinstance(info, dict) else None
-    data = gid.get("data") if isinstance(gid, dict) else None
-    return bytes(data) if data is not None else None
+    """The publisher GID of one received message (rclpy MessageInfo), or None where the RMW
+    gave none or this rclpy's message info has no such field (Humble, Jazzy 7.1)."""
+    return message_publisher_gid(info)
 
 
 class NodePublisher:
@@ -84,14 +93,23 @@ class NodePublisher:
         self.foreign_messages = 0
         """Messages dropped because another publisher sent them."""
         self.ambiguous: str | None = None
-        """Why nothing is trusted any more: a second claimant showed up after the pin."""
+        """Why nothing is trusted any more: a second claimant showed up after the pin, or
+        (judged by the graph) another node's publisher was on the topic."""
+        self.others_seen: dict[bytes, str] = {}
+        """Every named publisher endpoint of another node seen on the topic (its node's
+        fully qualified name): what makes a message without a GID unattributable."""
+        self.judged_by_graph = 0
+        """Messages judged without a publisher GID (this rclpy's message info has none)."""
 
     def _endpoints(self) -> dict[bytes, tuple[str, str] | None]:
         """Each publisher endpoint on the topic: its node (namespace, name), None while unnamed."""
         endpoints: dict[bytes, tuple[str, str] | None] = {}
         for info in self._node.get_publishers_info_by_topic(self.topic):
             named = info.node_name not in UNKNOWN_NODE_NAMES
-            endpoints[bytes(info.endpoint_gid)] = (info.node_namespace, info.node_name) if named else None
+            gid = gid_key(info.endpoint_gid)
+            endpoints[gid] = (info.node_namespace, info.node_name) if named else None
+            if named and not self._is_claimant(endpoints[gid]):
+                self.others_seen[gid] = f"{info.node_namespace.rstrip('/')}/{info.node_name}"
         return endpoints
 
     def _is_claimant(self, owner: tuple[str, str] | None) -> bool:
@@ -152,11 +170,20 @@ class NodePublisher:
         message has been held) passes ``ATTRIBUTION_WAIT_S``: a sender that left the graph
         unnamed is then ``FOREIGN``, and an endpoint that stays unnamed raises
         ``AmbiguousPublisherError``. A second claimant makes every message ``FOREIGN`` from
-        then on (``ambiguous``)."""
+        then on (``ambiguous``).
+
+        A message whose info has no ``publisher_gid`` field at all (Humble, Jazzy 7.1) is
+        judged by the graph instead (``_judge_by_graph``); one whose field is None (the RMW
+        gave none) is ``FOREIGN``."""
         gid = publisher_gid(info)
         endpoints = self._endpoints()
         self._note_claimants(sum(self._is_claimant(owner) for owner in endpoints.values()))
-        if self.ambiguous is None and gid is not None:
+        if self.ambiguous is None and not message_info_carries_gid(info):
+            self.judged_by_graph += 1
+            verdict = self._judge_by_graph(endpoints, waited_s)
+            if verdict is not Verdict.FOREIGN:
+                return verdict
+        elif self.ambiguous is None and gid is not None:
             if gid == self.pinned:
                 # The pinned endpoint (even while it leaves the graph: its name goes first) is
                 # believed while no other endpoint on the topic may be a second claimant.
@@ -176,6 +203,42 @@ class NodePublisher:
             self.impostors.add(gid)
         return Verdict.FOREIGN
 
+    def graph_verdict(self, *, waited_s: float = 0.0) -> Verdict:
+        """The verdict on a message without a publisher GID, from the graph as it is now
+        (nothing counted): see ``_judge_by_graph``."""
+        endpoints = self._endpoints()
+        self._note_claimants(sum(self._is_claimant(owner) for owner in endpoints.values()))
+        if self.ambiguous is not None:
+            return Verdict.FOREIGN
+        return self._judge_by_graph(endpoints, waited_s)
+
+    def _judge_by_graph(self, endpoints: dict[bytes, tuple[str, str] | None], waited_s: float) -> Verdict:
+        """A message without a publisher GID: the harness node's only if the pinned endpoint
+        is the only publisher the topic has had (as far as the graph showed). Raises
+        ``AmbiguousPublisherError`` for an endpoint still unnamed after ``ATTRIBUTION_WAIT_S``."""
+        if None in endpoints.values():  # an endpoint not named yet: may be another node's
+            if waited_s <= ATTRIBUTION_WAIT_S:
+                return Verdict.UNDECIDED
+            raise AmbiguousPublisherError(self.unnamed_reason(waited_s))
+        if self.others_seen:
+            self.ambiguous = self._graph_only_reason()
+            return Verdict.FOREIGN
+        claimants = {gid for gid, owner in endpoints.items() if self._is_claimant(owner)}
+        if self.pinned is None:
+            # the node's endpoint not on the graph yet: wait for it, then it was no one's
+            return Verdict.UNDECIDED if waited_s <= ATTRIBUTION_WAIT_S else Verdict.FOREIGN
+        # the pinned endpoint alone (or gone since: its last messages), no other claimant
+        return Verdict.TRUSTED if claimants <= {self.pinned} else Verdict.FOREIGN
+
+    def _graph_only_reason(self) -> str:
+        others = ", ".join(sorted(set(self.others_seen.values())))
+        return (
+            f"messages on {self.topic} carry no publisher GID with this ROS distribution's rclpy "
+            f"(Humble, Jazzy), so they are trusted only while {self.publisher_node} is the "
+            f"only publisher on the topic, and another node publishes there too ({others}): "
+            "none is trusted (stop that publisher; docs/robot.md, 'rclpy on Humble, Jazzy and Kilted')"
+        )
+
     def raise_if_ambiguous(self, *, recheck: bool = False) -> None:
         """Raise ``AmbiguousPublisherError`` once a second claimant made the messages
         untrusted; with ``recheck``, look at the graph now (after collecting messages that
@@ -186,9 +249,10 @@ class NodePublisher:
             raise AmbiguousPublisherError(self.ambiguous)
 
     def describe_dropped(self) -> str | None:
-        """One line for the operator about dropped messages, or None when there were none."""
+        """One line for the operator about dropped messages and about trust by the graph
+        alone (no publisher GIDs), or None when neither happened."""
         if not self.foreign_messages:
-            return None
+            return self._graph_note() if self.judged_by_graph else None
         line = (
             f"ignored {self.foreign_messages} message(s) on {self.topic} that did not come from "
             f"{self.publisher_node}'s own publisher"
@@ -198,4 +262,13 @@ class NodePublisher:
                 f"; {len(self.impostors)} other publisher(s) claimed to be {self.publisher_node}"
                 " (on a shared domain, use DDS Security)"
             )
+        if self.judged_by_graph:
+            line += f"; {self._graph_note()}"
         return line
+
+    def _graph_note(self) -> str:
+        return (
+            f"this ROS distribution's rclpy gives no publisher GID per message (Humble, Jazzy): "
+            f"messages on {self.topic} were trusted by the ROS graph alone, while "
+            f"{self.publisher_node} was the only publisher there"
+        )

@@ -696,7 +696,9 @@ class ServiceTool(_RosTool):
         srv_type = import_interface(binding.type)
         super().__init__(node, binding, srv_type.Request, srv_type.Response)  # type: ignore[attr-defined]
         self._client = node.create_client(srv_type, binding.service, callback_group=callback_group)
-        self._name = self._client.service_name
+        from harness_ros.ros.compat import service_name  # Humble's client has srv_name only
+
+        self._name = service_name(self._client, node)
 
     def _endpoint(self) -> str:
         return self._name

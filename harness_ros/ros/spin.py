@@ -10,12 +10,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.utilities import remove_ros_args
 
 from harness_ros.errors import HarnessError
+from harness_ros.ros.compat import ros_init
 
 __all__ = ["ros_args_only", "spin_node_process"]
 
@@ -23,7 +23,7 @@ __all__ = ["ros_args_only", "spin_node_process"]
 def spin_node_process(name: str, make_node: Callable[[], Node], ros_args: list[str] | None = None) -> int:
     """Init rclpy, build the node with ``make_node``, spin it with 4 threads until shutdown."""
     try:
-        with rclpy.init(args=[name, *(ros_args or [])]):
+        with ros_init(args=[name, *(ros_args or [])]):
             try:
                 node = make_node()
             except HarnessError as err:

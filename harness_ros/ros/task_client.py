@@ -18,7 +18,10 @@ What every user gets the same way:
   never followed, never an outcome. The endpoint is pinned again for every task, so a
   harness node restarted between tasks (the eval does that) is followed, and several
   endpoints claiming the node's name raise ``AmbiguousPublisherError``. An event whose
-  sender the graph cannot name yet is held, with every later one, until it can.
+  sender the graph cannot name yet is held, with every later one, until it can. Where
+  this rclpy's message info has no publisher GID (Humble, Jazzy 7.1), events are
+  believed by the graph alone, only while the node is the only publisher on ``~/events``
+  (``describe_dropped`` says so).
 - **Cancel is addressed** (``~/cancel_task`` with the task's id): it never stops a task
   another client started since.
 """
@@ -32,6 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness_ros.errors import HarnessError
+from harness_ros.ros.compat import create_subscription_with_info
 from harness_ros.ros.publisher_trust import NodePublisher, Verdict
 from harness_ros.task_api import TaskResult, cancel_message, instruction_message
 
@@ -84,7 +88,7 @@ class TaskClient:
             base = self.harness_node.rstrip("/")
             self._instructions = self.node.create_publisher(String, f"{base}/instruction", 10)
             self._cancels = self.node.create_publisher(String, f"{base}/cancel_task", 10)
-            self.node.create_subscription(String, self._events_topic, self._on_event, EVENTS_QOS)
+            create_subscription_with_info(self.node, String, self._events_topic, self._on_event, EVENTS_QOS)
         except BaseException:
             self._context.try_shutdown()
             raise
@@ -295,5 +299,6 @@ class TaskClient:
         return self.get_result()
 
     def describe_dropped(self) -> str | None:
-        """One line about events dropped because another publisher sent them, or None."""
+        """One line about events dropped because another publisher sent them, and about
+        trust by the graph alone (no publisher GIDs: Humble, Jazzy 7.1), or None."""
         return self._source.describe_dropped()

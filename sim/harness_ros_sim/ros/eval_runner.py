@@ -112,10 +112,10 @@ class EvalClient:
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.node import Node
-        from rclpy.parameter_client import AsyncParameterClient
         from std_msgs.msg import String
         from std_srvs.srv import Trigger
 
+        from harness_ros.ros.compat import ParameterSetter
         from harness_ros_sim.ros.sim.evaluator import GROUND_TRUTH_QOS
 
         self._context = Context()
@@ -123,7 +123,8 @@ class EvalClient:
         self.node = Node(f"harness_eval_{uuid.uuid4().hex[:6]}", context=self._context)
         self._cond = threading.Condition()
         self._state: dict[str, Any] | None = None
-        self._params = AsyncParameterClient(self.node, SIM_NODE)
+        # its ~/set_parameters service: rclpy.parameter_client is absent on Humble
+        self._params = ParameterSetter(self.node, SIM_NODE)
         self._reset = self.node.create_client(Trigger, f"{SIM_NODE}/reset")
         self.node.create_subscription(String, GROUND_TRUTH_TOPIC, self._ground_truth, GROUND_TRUTH_QOS)
         self._executor = SingleThreadedExecutor(context=self._context)
@@ -157,7 +158,7 @@ class EvalClient:
     def sim_ready(self) -> bool:
         with self._cond:
             has_state = self._state is not None
-        return has_state and self._reset.service_is_ready() and self._params.services_are_ready()
+        return has_state and self._reset.service_is_ready() and self._params.service_is_ready()
 
     def wait_sim_ready(self, timeout_s: float, gone: Callable[[], str | None]) -> bool:
         """Wait for the sim's first ground truth and its services; False after ``timeout_s``."""
