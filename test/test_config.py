@@ -135,3 +135,53 @@ def test_a_non_finite_goal_constant_or_list_entry_is_refused(tmp_path: Path) -> 
         load_config(write(tmp_path, arm))
     finite = arm.replace(".inf", "1.2")
     assert load_config(write(tmp_path, finite)).tools[0].lookups["arm_poses"]["ready"] == [0.6, 1.2]
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "front camera", "x" * 65, "1st", ".hidden"])
+def test_a_view_name_that_is_not_a_plain_name_is_refused_at_load(tmp_path: Path, name: str) -> None:
+    # a view names files (``sensors --out``) and lines of the model's text
+    path = write(tmp_path, f"observations:\n  views:\n    {name!r}: {{topic: /cam}}\n")
+    with pytest.raises(ConfigError, match=r"observations\.views: .*is not a plain name") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["front", "head_cam", "wrist-2", "Gripper"])
+def test_plain_view_names_are_kept(tmp_path: Path, name: str) -> None:
+    config = load_config(write(tmp_path, f"observations:\n  views:\n    {name}: {{topic: /cam}}\n"))
+    assert list(config.observations.views) == [name]
+
+
+def test_view_rotation_pan_tilt_and_depth_are_validated_naming_the_key(tmp_path: Path) -> None:
+    path = write(tmp_path, "observations:\n  views:\n    head: {topic: /cam, rotate: 45}\n")
+    with pytest.raises(
+        ConfigError, match=r"observations\.views\.head\.rotate: Input should be 0, 90, 180 or 270"
+    ):
+        load_config(path)
+    path = write(
+        tmp_path, "observations:\n  views:\n    head: {topic: /cam, pan: {joint: j, positive: up}}\n"
+    )
+    with pytest.raises(
+        ConfigError, match=r"observations\.views\.head: .*pan\.positive must be left or right"
+    ):
+        load_config(path)
+    path = write(
+        tmp_path,
+        "observations:\n  views:\n    head: {topic: /cam, camera_info: /ci, depth: {topic: /d}}\n"
+        "  depth: {topic: /d2, camera_info: /ci2, view: head}\n",
+    )
+    with pytest.raises(ConfigError, match=r"one depth camera per view"):
+        load_config(path)
+    config = load_config(
+        write(
+            tmp_path,
+            "observations:\n  views:\n    head:\n      topic: /cam\n      rotate: 90\n"
+            "      tilt: {joint: joint_head_tilt, positive: down, zero_deg: -5}\n"
+            "      depth: {topic: /head/depth, compressed: true}\n"
+            "  depth: {topic: /legacy/depth}\n",
+        )
+    )
+    head = config.observations.views["head"]
+    assert head.rotate == 90 and head.tilt is not None and head.tilt.topic == "/joint_states"
+    assert head.depth is not None and head.depth.compressed
+    assert config.observations.depth is not None  # the single observations.depth form still loads

@@ -268,3 +268,22 @@ def test_a_missing_topic_gets_near_misses_of_its_own_type_first() -> None:
     del published["/sim/scan"]
     (problem,) = _topic_problems(entry, "/sim/scan_raw", [], received=0, window_s=2.0, published=published)
     assert "(similar in the graph: '/sim/wrist/image_raw'" in problem, problem
+
+
+@pytest.mark.parametrize(
+    ("name", "file_name"),
+    [
+        ("front", "front.jpg"),
+        ("../x", "_x.jpg"),
+        ("a/../../b", "a_b.jpg"),
+        ("", "view.jpg"),
+        ("x" * 99, "x" * 64 + ".jpg"),
+    ],
+)
+def test_image_file_names_from_config_stay_inside_the_out_folder(
+    name: str, file_name: str, tmp_path: Path
+) -> None:
+    from harness_ros.commands.sensors import image_file_name
+
+    assert image_file_name(name) == file_name
+    assert (tmp_path / image_file_name(name)).resolve().parent == tmp_path.resolve()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
     from harness_ros.config import HarnessConfig
 
-__all__ = ["SensorTopic", "register", "sensor_topics"]
+__all__ = ["SensorTopic", "image_file_name", "register", "sensor_topics"]
 
 _CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
 _UNUSED = " (unused: only depth.view's is read)"
@@ -208,6 +209,16 @@ def _nothing_visible(node: Node) -> str:
     return f"nothing is visible, not even another node: {discovery_mismatch_hint()}"
 
 
+_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def image_file_name(name: str) -> str:
+    """``<name>.jpg`` for an image named by the config (a view), safe as one file name in
+    ``--out``: anything but letters, digits, '_' and '-' becomes '_' (no '/', no '..'), and
+    the name is cut to 64 characters."""
+    return f"{_UNSAFE_FILE_CHARS.sub('_', name)[:64] or 'view'}.jpg"
+
+
 def _write_observation(source: Any, config: HarnessConfig, out_dir: Path) -> list[Path]:
     """One observation as the model gets it: the JPEGs and the text of the message."""
     from harness_ros.context.observation import observation_images, observation_message
@@ -222,7 +233,7 @@ def _write_observation(source: Any, config: HarnessConfig, out_dir: Path) -> lis
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, jpeg in observation_images(observation):
-        path = out_dir / f"{name}.jpg"
+        path = out_dir / image_file_name(name)
         path.write_bytes(jpeg)
         written.append(path)
     message = observation_message(observation)
@@ -250,9 +261,7 @@ def run_sensors(args: argparse.Namespace) -> int:
         raise HarnessError(
             f"{args.config}: no sensor topic configured (observations.views, depth, clearance)"
         )
-    from harness_ros.ros.compat import ros_init  # `with rclpy.init` needs Kilted
-
-    with ros_init(args=["harness_sensors", *(getattr(args, "ros_args", None) or [])]):
+    with rclpy.init(args=["harness_sensors", *(getattr(args, "ros_args", None) or [])]):
         node: Node = rclpy.create_node("harness_sensors")
         executor = SingleThreadedExecutor()
         executor.add_node(node)

@@ -60,6 +60,8 @@ def _freshness(age_s: float | None, stale: bool) -> str:
 
 
 def _depth_lines(depth: DepthSummary | None) -> list[str]:
+    """The depth line of ``observations.depth``, or of a view's own depth camera (its label
+    names the view: "Depth wrist ...")."""
     # One line, "nearest/median" per region. The 3x3 grid goes row by row (top; middle;
     # bottom, each left to right) rather than naming all nine regions: the names cost a
     # third of the line's tokens, and a model reads the grid as well.
@@ -69,15 +71,16 @@ def _depth_lines(depth: DepthSummary | None) -> list[str]:
         freshness = " (missing)"
     else:
         freshness = f" (STALE, age {depth.age_s:.2f} s)" if depth.stale else ""
+    label = "Depth" if depth.view is None else f"Depth {depth.view}"
     by_name = {region.name: region for region in depth.regions}
     if set(by_name) == set(DEPTH_REGION_NAMES):
         rows = []
         for row in DEPTH_ROWS:
             cells = " ".join(_pair(by_name[f"{row}-{column}"]) for column in DEPTH_COLUMNS)
             rows.append(f"{row} {cells}")
-        return [f"Depth nearest/median m per image region, left to right{freshness}: {'; '.join(rows)}"]
+        return [f"{label} nearest/median m per image region, left to right{freshness}: {'; '.join(rows)}"]
     regions = ", ".join(f"{region.name} {_pair(region)}" for region in depth.regions)
-    return [f"Depth per image region, nearest/median m{freshness}: {regions}"]
+    return [f"{label} per image region, nearest/median m{freshness}: {regions}"]
 
 
 def _pair(region: DepthRegion) -> str:
@@ -96,6 +99,11 @@ def observation_images(observation: Observation) -> list[tuple[str, bytes]]:
     images = [(view.name, view.jpeg) for view in observation.views if view.jpeg and not view.missing]
     if observation.depth is not None and observation.depth.preview_jpeg:
         images.append(("depth_preview", observation.depth.preview_jpeg))
+    images.extend(
+        (f"{depth.view}_depth_preview", depth.preview_jpeg)
+        for depth in observation.view_depths
+        if depth.preview_jpeg
+    )
     return images
 
 
@@ -118,8 +126,12 @@ def observation_message(observation: Observation, *, images: bool = True) -> Mes
         # list item per view with its age cost a text-only model 60 tokens a decision).
         names = ", ".join(view.name for view in observation.views)
         lines.append(f"{_NOT_SHOWN} {names or 'none'}")
+    # where a camera that moves is looking: its own line, shown with or without the images
+    lines.extend(f"Camera {view.name} aim: {view.aim.describe()}" for view in observation.views if view.aim)
     lines.append(_clearance_line(observation.clearance))
     lines.extend(_depth_lines(observation.depth))
+    for view_depth in observation.view_depths:
+        lines.extend(_depth_lines(view_depth))
     lines.extend(f"Note: {note}" for note in observation.notes)
     content: list[dict[str, Any]] = [{"type": "text", "text": "\n".join(lines)}]
     for name, jpeg in observation_images(observation) if images else ():
@@ -188,6 +200,22 @@ def observation_summary(observation: Observation) -> dict[str, Any]:
             ],
             "age_s": depth.age_s,
             "stale": depth.stale,
+        },
+        "view_depths": [
+            {
+                "view": d.view,
+                "regions": [
+                    {"name": r.name, "nearest_m": r.nearest_m, "median_m": r.median_m} for r in d.regions
+                ],
+                "age_s": d.age_s,
+                "stale": d.stale,
+            }
+            for d in observation.view_depths
+        ],
+        "aims": {
+            view.name: {"pan_deg": view.aim.pan_deg, "tilt_deg": view.aim.tilt_deg, "stale": view.aim.stale}
+            for view in observation.views
+            if view.aim is not None
         },
         "notes": list(observation.notes),
     }

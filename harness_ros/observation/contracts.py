@@ -7,6 +7,7 @@ are in metres. Sources (the ROS layer, a replayed bag, a test fake) implement
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -15,6 +16,7 @@ __all__ = [
     "DEPTH_REGION_NAMES",
     "DEPTH_ROWS",
     "DIRECTIONS",
+    "CameraAim",
     "Clearance",
     "DepthRegion",
     "DepthSummary",
@@ -22,14 +24,67 @@ __all__ = [
     "Observation",
     "ObservationSource",
     "ViewImage",
+    "sensor_text",
 ]
 
 DIRECTIONS: tuple[str, ...] = ("forward", "left", "backward", "right")
+
+SENSOR_TEXT_MAX_CHARS = 64
+"""Longest sensor-provided string (a CompressedImage format, an encoding, a frame id) quoted
+in text that reaches the model, the evaluator or a log."""
+
+_UNSAFE_QUOTED = re.compile(r"[^A-Za-z0-9 _./:;=+,()#\[\]-]")
+_UNSAFE_PROSE = re.compile(r"[^\x20-\x7e]")
+
+
+def sensor_text(value: object, limit: int = SENSOR_TEXT_MAX_CHARS, *, quote: bool = True) -> str:
+    """A string that came in a sensor message, made safe to quote: at most ``limit``
+    characters (the rest is counted, not shown) and no line break, control or non-ASCII
+    character (each becomes '?'). ``quote``: in single quotes, with quotes inside replaced
+    too, so the text cannot close its quotes; otherwise printable ASCII is kept as is (for
+    an error text that quotes its own values)."""
+    text = str(value)
+    shown = (_UNSAFE_QUOTED if quote else _UNSAFE_PROSE).sub("?", text[:limit])
+    if len(text) > limit:
+        shown += f"...({len(text) - limit} more characters)"
+    return f"'{shown}'" if quote else shown
+
 
 DEPTH_ROWS: tuple[str, ...] = ("top", "middle", "bottom")
 DEPTH_COLUMNS: tuple[str, ...] = ("left", "centre", "right")
 DEPTH_REGION_NAMES: tuple[str, ...] = tuple(f"{row}-{col}" for row in DEPTH_ROWS for col in DEPTH_COLUMNS)
 """Names of the 3x3 depth regions, row-major, as seen in the image (top-left first)."""
+
+
+@dataclass(frozen=True)
+class CameraAim:
+    """Where a camera that moves is looking, from its pan and tilt joints (degrees; pan
+    positive to the robot's left, tilt positive up; None: that joint is not configured).
+    ``problem`` says why a configured joint gives no reading, or that it is stale."""
+
+    pan_deg: float | None
+    tilt_deg: float | None
+    age_s: float | None = None
+    stale: bool = False
+    problem: str | None = None
+
+    def describe(self) -> str:
+        """``pan 30 deg left, tilt 20 deg down`` (whole degrees), then any problem."""
+        parts = []
+        if self.pan_deg is not None:
+            parts.append(_angle("pan", self.pan_deg, "left", "right", "straight ahead"))
+        if self.tilt_deg is not None:
+            parts.append(_angle("tilt", self.tilt_deg, "up", "down", "level"))
+        if self.problem:
+            parts.append(self.problem)
+        return ", ".join(parts) or "unknown"
+
+
+def _angle(name: str, degrees: float, positive: str, negative: str, zero: str) -> str:
+    whole = round(degrees)
+    if whole == 0:
+        return f"{name} 0 deg ({zero})"
+    return f"{name} {abs(whole)} deg {positive if whole > 0 else negative}"
 
 
 @dataclass(frozen=True)
@@ -44,6 +99,8 @@ class ViewImage:
     age_s: float | None
     stale: bool
     missing: bool = False
+    aim: CameraAim | None = None
+    """Where the camera looks, for a view whose pan or tilt joint is configured."""
 
     def freshness_label(self) -> str:
         if self.stamp is None and self.age_s is None:
@@ -94,6 +151,9 @@ class DepthSummary:
     age_s: float | None
     stale: bool
     preview_jpeg: bytes = b""
+    view: str | None = None
+    """The view whose depth camera this is (``observations.views.<view>.depth``); None for
+    ``observations.depth``."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +163,8 @@ class Observation:
     depth: DepthSummary | None = None
     clearance: Clearance | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    view_depths: tuple[DepthSummary, ...] = ()
+    """One depth summary per view that has its own depth camera, in view order."""
 
     def view(self, name: str) -> ViewImage | None:
         return next((v for v in self.views if v.name == name), None)

@@ -33,6 +33,7 @@ from harness_ros.observation.contracts import (
     DEPTH_ROWS,
     DIRECTIONS,
     DepthRegion,
+    sensor_text,
 )
 from harness_ros.observation.geometry import (
     DEFAULT_MIN_VALID_FRACTION,
@@ -59,6 +60,8 @@ __all__ = [
     "fit_to_budget",
     "merge_clearance",
     "render_depth_preview",
+    "rotate_image",
+    "rotate_regions",
     "summarize_depth",
     "summarize_depth_mm",
 ]
@@ -121,7 +124,7 @@ def _unpadded(msg: Any) -> Any:
     encoding = str(msg.encoding)
     height, width, step = int(msg.height), int(msg.width), int(msg.step)
     if height <= 0 or width <= 0:
-        raise FrameDecodeError(f"image with encoding {encoding!r} is empty ({width}x{height})")
+        raise FrameDecodeError(f"image with encoding {sensor_text(encoding)} is empty ({width}x{height})")
     bpp = _BYTES_PER_PIXEL.get(encoding)
     if bpp is None:
         return msg  # exotic encodings (bayer, yuv): trust rosbags-image
@@ -130,7 +133,7 @@ def _unpadded(msg: Any) -> Any:
     size = len(msg.data)
     if step < row or size < step * height:
         raise FrameDecodeError(
-            f"image with encoding {encoding!r} {width}x{height} needs {row * height} bytes "
+            f"image with encoding {sensor_text(encoding)} {width}x{height} needs {row * height} bytes "
             f"with step {step}, got {size} bytes"
         )
     if step == row:
@@ -197,8 +200,8 @@ def _decode_compressed(msg: Any, max_pixels: int) -> np.ndarray:
     header = compressed_dimensions(data)
     if header is None:
         raise FrameDecodeError(
-            f"compressed image (format {msg.format!r}) is neither PNG nor JPEG: its size cannot be checked "
-            "before decoding"
+            f"compressed image (format {sensor_text(msg.format)}) is neither PNG nor JPEG: its size "
+            "cannot be checked before decoding"
         )
     kind, width, height = header
     pixels = width * height
@@ -212,7 +215,9 @@ def _decode_compressed(msg: Any, max_pixels: int) -> np.ndarray:
             if pixels / (factor * factor) <= max_pixels:
                 img = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
                 if img is None:
-                    raise FrameDecodeError(f"cannot decode compressed image with format {msg.format!r}")
+                    raise FrameDecodeError(
+                        f"cannot decode compressed image with format {sensor_text(msg.format)}"
+                    )
                 return img
     raise FrameDecodeError(
         f"{kind} header declares {width}x{height} = {pixels} pixels, more than "
@@ -229,16 +234,21 @@ def decode_image(msg: Any, *, max_pixels: int = DEFAULT_MAX_DECODE_PIXELS) -> np
     try:
         if _is_compressed(msg):
             if len(msg.data) == 0:
-                raise FrameDecodeError(f"compressed image (format {msg.format!r}) has no data")
+                raise FrameDecodeError(f"compressed image (format {sensor_text(msg.format)}) has no data")
             img = _decode_compressed(msg, max_pixels)
         else:
             img = message_to_cvimage(_unpadded(msg), "bgr8")
     except (ImageError, cv2.error, TypeError, AssertionError) as err:
         # rosbags asserts on undecodable compressed data; numpy raises TypeError on short buffers
-        kind = f"format {msg.format!r}" if _is_compressed(msg) else f"encoding {msg.encoding!r}"
-        raise FrameDecodeError(f"cannot decode image with {kind}: {err or type(err).__name__}") from None
+        kind = (
+            f"format {sensor_text(msg.format)}"
+            if _is_compressed(msg)
+            else f"encoding {sensor_text(msg.encoding)}"
+        )
+        detail = sensor_text(str(err) or type(err).__name__, 200, quote=False)
+        raise FrameDecodeError(f"cannot decode image with {kind}: {detail}") from None
     if img is None:
-        raise FrameDecodeError(f"cannot decode compressed image with format {msg.format!r}")
+        raise FrameDecodeError(f"cannot decode compressed image with format {sensor_text(msg.format)}")
     img = np.asarray(img)
     if img.dtype != np.uint8:
         # a 16-bit PNG in a CompressedImage: scale to 8 bits like rosbags does for mono16
@@ -248,6 +258,44 @@ def decode_image(msg: Any, *, max_pixels: int = DEFAULT_MAX_DECODE_PIXELS) -> np
     elif img.shape[2] == 4:
         img = cv2.cvtColor(img, cv2.COLOR_BGRA2BGR)
     return np.ascontiguousarray(img)
+
+
+_ROTATIONS: Mapping[int, int] = {
+    90: cv2.ROTATE_90_CLOCKWISE,
+    180: cv2.ROTATE_180,
+    270: cv2.ROTATE_90_COUNTERCLOCKWISE,
+}
+
+
+def rotate_image(img: np.ndarray, degrees: int) -> np.ndarray:
+    """``img`` turned ``degrees`` (0, 90, 180 or 270) clockwise: a camera mounted sideways
+    made upright. Works on colour, grey and depth (any dtype) arrays."""
+    if degrees == 0:
+        return img
+    if degrees not in _ROTATIONS:
+        raise ValueError(f"rotation must be 0, 90, 180 or 270 degrees, got {degrees!r}")
+    return np.ascontiguousarray(cv2.rotate(img, _ROTATIONS[degrees]))
+
+
+def rotate_regions(regions: Sequence[DepthRegion], degrees: int) -> tuple[DepthRegion, ...]:
+    """The 3x3 depth regions of an image, as they lie once the image is turned ``degrees``
+    clockwise (``rotate_image``): each region's values move with its pixels and it takes the
+    name of the place it lands in, so "left" is the left of the turned image."""
+    if degrees == 0 or len(regions) != len(DEPTH_REGION_NAMES):
+        return tuple(regions)
+    if degrees not in _ROTATIONS:
+        raise ValueError(f"rotation must be 0, 90, 180 or 270 degrees, got {degrees!r}")
+    by_name = {region.name: region for region in regions}
+    grid = np.empty((len(_ROWS), len(_COLUMNS)), dtype=object)
+    for r, row in enumerate(_ROWS):
+        for c, col in enumerate(_COLUMNS):
+            grid[r, c] = by_name[f"{row}-{col}"]
+    turned = np.rot90(grid, k=-(degrees // 90))  # k < 0: clockwise, as cv2.ROTATE_90_CLOCKWISE
+    return tuple(
+        DepthRegion(f"{row}-{col}", turned[r, c].nearest_m, turned[r, c].median_m)
+        for r, row in enumerate(_ROWS)
+        for c, col in enumerate(_COLUMNS)
+    )
 
 
 def fit_to_budget(img: np.ndarray, pixel_budget: int) -> np.ndarray:
@@ -311,19 +359,23 @@ def decode_compressed_depth(msg: Any, *, max_pixels: int = MAX_DEPTH_DECODE_PIXE
     encoding, _, compression = fmt.partition(";")
     encoding = encoding.strip()
     if compression and "compressedDepth" not in compression:
-        raise FrameDecodeError(f"depth CompressedImage format {fmt!r} is not the compressedDepth transport")
+        raise FrameDecodeError(
+            f"depth CompressedImage format {sensor_text(fmt)} is not the compressedDepth transport"
+        )
     if "rvl" in compression:
         raise FrameDecodeError(
-            f"depth format {fmt!r}: RVL is not supported; set the publisher's format to png"
+            f"depth format {sensor_text(fmt)}: RVL is not supported; set the publisher's format to png"
         )
     if encoding not in _DEPTH_MM_ENCODINGS | _DEPTH_M_ENCODINGS:
-        raise FrameDecodeError(f"compressedDepth encoding {encoding!r} is not supported (use 16UC1 or 32FC1)")
+        raise FrameDecodeError(
+            f"compressedDepth encoding {sensor_text(encoding)} is not supported (use 16UC1 or 32FC1)"
+        )
     data = bytes(msg.data)
     size = _COMPRESSED_DEPTH_HEADER.size
     png = data[size:]
     if len(png) < 24 or png[:8] != _PNG_SIGNATURE or png[12:16] != b"IHDR":
         raise FrameDecodeError(
-            f"compressedDepth frame ({fmt!r}, {len(data)} bytes) holds no PNG after its header"
+            f"compressedDepth frame ({sensor_text(fmt)}, {len(data)} bytes) holds no PNG after its header"
         )
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     if width * height > max_pixels:
@@ -334,7 +386,9 @@ def decode_compressed_depth(msg: Any, *, max_pixels: int = MAX_DEPTH_DECODE_PIXE
     raw = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
     if raw is None or raw.dtype != np.uint16 or raw.ndim != 2:
         kind = "undecodable" if raw is None else f"{raw.dtype} with shape {raw.shape}"
-        raise FrameDecodeError(f"compressedDepth frame ({fmt!r}) is not a one-channel 16-bit PNG: {kind}")
+        raise FrameDecodeError(
+            f"compressedDepth frame ({sensor_text(fmt)}) is not a one-channel 16-bit PNG: {kind}"
+        )
     if encoding in _DEPTH_MM_ENCODINGS:
         return raw
     _, quant_a, quant_b = _COMPRESSED_DEPTH_HEADER.unpack(data[:size])
@@ -350,11 +404,16 @@ def _raw_depth(msg: Any) -> np.ndarray:
         return decode_compressed_depth(msg)
     encoding = str(msg.encoding)
     if encoding not in _DEPTH_MM_ENCODINGS | _DEPTH_M_ENCODINGS:
-        raise FrameDecodeError(f"depth image encoding {encoding!r} is not supported (use 16UC1 or 32FC1)")
+        raise FrameDecodeError(
+            f"depth image encoding {sensor_text(encoding)} is not supported (use 16UC1 or 32FC1)"
+        )
     try:
         return np.asarray(message_to_cvimage(_unpadded(msg)))
     except (ImageError, TypeError) as err:
-        raise FrameDecodeError(f"cannot decode depth image with encoding {encoding!r}: {err}") from None
+        detail = sensor_text(str(err), 200, quote=False)
+        raise FrameDecodeError(
+            f"cannot decode depth image with encoding {sensor_text(encoding)}: {detail}"
+        ) from None
 
 
 def depth_to_metres(msg: Any) -> np.ndarray:

@@ -22,6 +22,7 @@ payload, so freshness waits need no deserialization either.
 
 from __future__ import annotations
 
+import math
 import struct
 import threading
 import time
@@ -32,21 +33,26 @@ from typing import Any
 from rclpy.exceptions import NameValidationException
 from rclpy.node import Node
 from rclpy.subscription import Subscription
-from sensor_msgs.msg import CameraInfo, CompressedImage, Image, LaserScan, Range
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState, LaserScan, Range
 
 from harness_ros.config import (
     ClearanceConfig,
     ClearanceSensor,
+    DepthConfig,
     ObservationConfig,
     SensorMountConfig,
+    ViewDepthConfig,
+    ViewJointConfig,
     ViewTopic,
 )
 from harness_ros.errors import ConfigError
 from harness_ros.observation.contracts import (
+    CameraAim,
     Clearance,
     DepthSummary,
     Observation,
     ViewImage,
+    sensor_text,
 )
 from harness_ros.observation.geometry import Footprint, SensorMount, resolve_mount
 from harness_ros.observation.pipeline import (
@@ -63,6 +69,8 @@ from harness_ros.observation.pipeline import (
     merge_clearance,
     registered_grid,
     render_depth_preview,
+    rotate_image,
+    rotate_regions,
     summarize_depth_mm,
 )
 from harness_ros.ros.qos import qos_for
@@ -151,6 +159,21 @@ def _freshness(label: str, stamp: float, now: float, max_age_s: float, notes: li
     return _Freshness(stamp, age, stale=age > max_age_s)
 
 
+_NOTE_MAX_CHARS = 300
+"""Longest error text from a decoder quoted in a note (it may quote what a sensor sent)."""
+
+
+def _bounded(err: Exception) -> str:
+    """An error's text as a note may quote it: printable ASCII, at most ``_NOTE_MAX_CHARS``."""
+    return sensor_text(str(err), _NOTE_MAX_CHARS, quote=False)
+
+
+def _joint_degrees(position_rad: float, joint: ViewJointConfig) -> float:
+    """A pan/tilt joint's position as degrees to the left (pan) or up (tilt) of straight ahead."""
+    degrees = math.degrees(position_rad) - joint.zero_deg
+    return degrees if joint.positive in ("left", "up") else -degrees
+
+
 def _mount(config: SensorMountConfig, default_yaw_rad: float) -> SensorMount:
     yaw = default_yaw_rad if config.yaw_rad is None else config.yaw_rad
     return SensorMount(config.x_m, config.y_m, yaw, upside_down=config.upside_down)
@@ -215,6 +238,11 @@ class RosObservationSource:
         self._view_slots: dict[str, _Slot] = {}
         self._depth_slot: _Slot | None = None
         self._info_slots: dict[str, _Slot] = {}  # "depth" and "view": camera_info for depth.view
+        self._view_depth_slots: dict[str, _Slot] = {}  # view name -> its own depth camera's images
+        self._view_depth_info: dict[str, dict[str, _Slot]] = {}  # view -> "depth"/"view" camera_info
+        self._joint_slots: dict[str, _Slot] = {}  # JointState topic -> count (positions in _joints)
+        self._joints: dict[tuple[str, str], tuple[float, float]] = {}
+        """(configured topic, joint) -> (position, header stamp) of each pan/tilt joint."""
         self._clearance_slots: dict[str, _Slot] = {}  # sensor name -> its newest reading
         try:
             self._create_subscriptions(keys)
@@ -229,6 +257,18 @@ class RosObservationSource:
             msg_type = CompressedImage if view.compressed else Image
             key = f"observations.views.{view_keys[name]}.topic"
             self._view_slots[name] = self._subscribe(msg_type, view.topic, view.qos, key, raw=raw)
+            if view.depth is not None:
+                self._subscribe_view_depth(name, view_keys[name], view, view.depth, raw=raw)
+            for axis, joint in (("pan", view.pan), ("tilt", view.tilt)):
+                if joint is not None and joint.topic not in self._joint_slots:
+                    key = f"observations.views.{view_keys[name]}.{axis}.topic"
+                    wanted = frozenset(
+                        j.joint
+                        for v in self._views.values()
+                        for j in (v.pan, v.tilt)
+                        if j is not None and j.topic == joint.topic
+                    )
+                    self._joint_slots[joint.topic] = self._subscribe_joints(joint.topic, key, wanted)
         depth = self._config.depth
         if depth is not None:
             depth_type = CompressedImage if depth.compressed else Image
@@ -249,6 +289,54 @@ class RosObservationSource:
             self._clearance_slots[sensor.name] = slot
         if clearance is not None:
             self._subscribe_tf_static()
+
+    def _subscribe_view_depth(
+        self, name: str, key: str, view: ViewTopic, depth: ViewDepthConfig, *, raw: bool
+    ) -> None:
+        depth_type = CompressedImage if depth.compressed else Image
+        prefix = f"observations.views.{key}"
+        self._view_depth_slots[name] = self._subscribe(
+            depth_type, depth.topic, depth.qos, f"{prefix}.depth.topic", raw=raw
+        )
+        if view.camera_info is not None and depth.camera_info is not None:
+            self._view_depth_info[name] = {
+                "depth": self._subscribe(
+                    CameraInfo, depth.camera_info, depth.qos, f"{prefix}.depth.camera_info"
+                ),
+                "view": self._subscribe(CameraInfo, view.camera_info, view.qos, f"{prefix}.camera_info"),
+            }
+
+    def _subscribe_joints(self, topic: str, key: str, wanted: frozenset[str]) -> _Slot:
+        """A JointState subscription that keeps the newest position of each joint in ``wanted``
+        (a robot may publish its joints in several messages on one topic)."""
+        slot = _Slot(topic)
+        try:
+            subscription = self._subscriber.create_subscription(
+                JointState,
+                self._resolve(topic, key),
+                lambda msg: self._store_joints(topic, slot, wanted, msg),
+                qos_for("sensor_data"),
+                callback_group=self._group(),
+            )
+        except NameValidationException as err:
+            raise ConfigError(f"{key}: invalid topic name {topic!r}: {err}") from None
+        slot.topic = subscription.topic_name
+        self._subscriptions.append(subscription)
+        return slot
+
+    def _store_joints(self, topic: str, slot: _Slot, wanted: frozenset[str], msg: Any) -> None:
+        stamp = stamp_to_seconds(msg.header.stamp)
+        found = [
+            (str(name), float(position))
+            for name, position in zip(msg.name, msg.position, strict=False)
+            if name in wanted
+        ]
+        with self._cond:
+            for name, position in found:
+                self._joints[(topic, name)] = (position, stamp)
+            slot.count += 1
+            slot.msg = msg if found else slot.msg
+            self._cond.notify_all()
 
     def _subscribe_tf_static(self) -> None:
         try:
@@ -330,6 +418,8 @@ class RosObservationSource:
     def _all_slots(self) -> list[_Slot]:
         slots = [*self._view_slots.values(), *self._clearance_slots.values(), *self._info_slots.values()]
         slots += [slot for slot in (self._depth_slot,) if slot is not None]
+        slots += [*self._view_depth_slots.values(), *self._joint_slots.values()]
+        slots += [slot for pair in self._view_depth_info.values() for slot in pair.values()]
         return slots
 
     def destroy(self) -> None:
@@ -355,19 +445,34 @@ class RosObservationSource:
             depth_msg = (
                 None if self._depth_slot is None else (self._depth_slot.msg, self._depth_slot.msg_type)
             )
+            view_depth_msgs = {
+                name: (slot.msg, slot.msg_type) for name, slot in self._view_depth_slots.items()
+            }
+            joints = dict(self._joints)
             clearance_msgs = self._clearance_msgs()
         now = self.now()
         # raw slots are deserialized here, outside the lock the callbacks take
         view_msgs = {name: _message(*pair) for name, pair in view_msgs.items()}
         depth_msg = None if depth_msg is None else _message(*depth_msg)
+        view_depth = {name: _message(*pair) for name, pair in view_depth_msgs.items()}
         notes: list[str] = []
-        views = tuple(self._view_image(name, view_msgs[name], now, notes) for name in self._views)
+        views = tuple(self._view_image(name, view_msgs[name], now, notes, joints) for name in self._views)
         depth = None if self._depth_slot is None else self._depth_summary(depth_msg, now, notes)
+        view_depths = tuple(
+            self._view_depth_summary(name, view_depth[name], now, notes) for name in self._view_depth_slots
+        )
         clearance = self._clearance_at(now, notes, clearance_msgs)
-        return Observation(time=now, views=views, depth=depth, clearance=clearance, notes=tuple(notes))
+        return Observation(
+            time=now,
+            views=views,
+            depth=depth,
+            clearance=clearance,
+            notes=tuple(notes),
+            view_depths=view_depths,
+        )
 
     def observe_after(self, after: float, timeout_s: float) -> Observation:
-        slots = [*self._view_slots.values()]
+        slots = [*self._view_slots.values(), *self._view_depth_slots.values()]
         if self._depth_slot is not None:
             slots.append(self._depth_slot)
 
@@ -388,14 +493,23 @@ class RosObservationSource:
         return {name: slot.msg for name, slot in self._clearance_slots.items()}
 
     def wait_for_first_frames(self, timeout_s: float) -> bool:
-        """Block until every view and the depth topic delivered a first frame, at most until
-        ``timeout_s`` after the subscriptions were made (a task long after start-up does not
-        wait again for a camera that never started); False when one is still missing."""
+        """Block until every view and depth topic delivered a first frame and every pan/tilt
+        joint a first position, at most until ``timeout_s`` after the subscriptions were made
+        (a task long after start-up does not wait again for a camera that never started);
+        False when one is still missing."""
         slots = [*self._view_slots.values(), *([self._depth_slot] if self._depth_slot is not None else [])]
+        slots += self._view_depth_slots.values()
+        joints = [
+            (joint.topic, joint.joint)
+            for view in self._views.values()
+            for joint in (view.pan, view.tilt)
+            if joint is not None
+        ]
         remaining = self._subscribed_at + timeout_s - time.monotonic()
         with self._cond:
             return self._cond.wait_for(
-                lambda: all(slot.count > 0 for slot in slots), timeout=max(0.0, remaining)
+                lambda: all(slot.count > 0 for slot in slots) and all(key in self._joints for key in joints),
+                timeout=max(0.0, remaining),
             )
 
     # ------------------------------------------------------------------ extras
@@ -462,77 +576,166 @@ class RosObservationSource:
     def _warn(self, text: str) -> None:
         self._node.get_logger().warning(text, throttle_duration_sec=_LOG_THROTTLE_S)
 
-    def _view_image(self, name: str, msg: Any, now: float, notes: list[str]) -> ViewImage:
+    def _view_image(
+        self,
+        name: str,
+        msg: Any,
+        now: float,
+        notes: list[str],
+        joints: dict[tuple[str, str], tuple[float, float]],
+    ) -> ViewImage:
         view = self._views[name]
+        aim = self._aim(name, view, now, joints)
         if msg is None:
             since = time.monotonic() - self._subscribed_at
             notes.append(
                 f"{name}: not started: no frame received on {self._view_slots[name].topic!r} "
                 f"in the {since:.1f} s since the harness subscribed"
             )
-            return ViewImage(name, b"", 0, 0, stamp=None, age_s=None, stale=True, missing=True)
+            return ViewImage(name, b"", 0, 0, stamp=None, age_s=None, stale=True, missing=True, aim=aim)
         fresh = _freshness(name, stamp_to_seconds(msg.header.stamp), now, view.max_age_s, notes)
         try:
-            image = fit_to_budget(
-                decode_image(msg, max_pixels=self._config.max_decode_pixels), view.pixel_budget
-            )
+            # turned upright first: the pixel budget applies to the picture the model sees
+            upright = rotate_image(decode_image(msg, max_pixels=self._config.max_decode_pixels), view.rotate)
+            image = fit_to_budget(upright, view.pixel_budget)
             jpeg = encode_jpeg(image, self._config.jpeg_quality)
         except FrameDecodeError as err:
-            text = f"{name}: frame on {self._view_slots[name].topic!r} unusable: {err}"
+            text = f"{name}: frame on {self._view_slots[name].topic!r} unusable: {_bounded(err)}"
             notes.append(text)
             self._warn(text)
-            return ViewImage(name, b"", 0, 0, fresh.stamp, fresh.age_s, stale=True, missing=True)
+            return ViewImage(name, b"", 0, 0, fresh.stamp, fresh.age_s, stale=True, missing=True, aim=aim)
         height, width = image.shape[:2]
-        return ViewImage(name, jpeg, width, height, fresh.stamp, fresh.age_s, fresh.stale)
+        return ViewImage(name, jpeg, width, height, fresh.stamp, fresh.age_s, fresh.stale, aim=aim)
+
+    def _aim(
+        self, name: str, view: ViewTopic, now: float, joints: dict[tuple[str, str], tuple[float, float]]
+    ) -> CameraAim | None:
+        """Where the view's camera looks, from its pan and tilt joints (None: neither is configured)."""
+        if view.pan is None and view.tilt is None:
+            return None
+        angles: dict[str, float | None] = {}
+        problems: list[str] = []
+        ages: list[float] = []
+        stale = False
+        for axis, joint in (("pan", view.pan), ("tilt", view.tilt)):
+            if joint is None:
+                angles[axis] = None
+                continue
+            reading = joints.get((joint.topic, joint.joint))
+            if reading is None:
+                angles[axis] = None
+                topic = self._joint_slots[joint.topic].topic
+                problems.append(f"{axis} unknown (no {joint.joint!r} on {topic!r} yet)")
+                continue
+            position, stamp = reading
+            angles[axis] = _joint_degrees(position, joint)
+            fresh = _freshness(f"{name} {axis}", stamp, now, view.max_age_s, [])
+            ages.append(fresh.age_s)
+            stale = stale or fresh.stale
+        age = max(ages) if ages else None
+        if stale and age is not None:
+            problems.append(f"STALE, age {age:.2f} s")
+        return CameraAim(
+            angles["pan"],
+            angles["tilt"],
+            age_s=age,
+            stale=stale or not ages,
+            problem="; ".join(problems) or None,
+        )
 
     def _depth_summary(self, msg: Any, now: float, notes: list[str]) -> DepthSummary:
         depth = self._config.depth
         assert depth is not None and self._depth_slot is not None
+        rotate = 0 if depth.view is None else self._config.views[depth.view].rotate
+        info = self._info_slots or None
+        return self._summarise_depth(
+            msg,
+            now,
+            notes,
+            label="depth",
+            depth=depth,
+            slot=self._depth_slot,
+            info=info,
+            rotate=rotate,
+            view=None,
+        )
+
+    def _view_depth_summary(self, name: str, msg: Any, now: float, notes: list[str]) -> DepthSummary:
+        view = self._views[name]
+        assert view.depth is not None
+        slot, info = self._view_depth_slots[name], self._view_depth_info.get(name)
+        return self._summarise_depth(
+            msg,
+            now,
+            notes,
+            label=f"{name} depth",
+            depth=view.depth,
+            slot=slot,
+            info=info,
+            rotate=view.rotate,
+            view=name,
+        )
+
+    def _summarise_depth(
+        self,
+        msg: Any,
+        now: float,
+        notes: list[str],
+        *,
+        label: str,
+        depth: DepthConfig | ViewDepthConfig,
+        slot: _Slot,
+        info: dict[str, _Slot] | None,
+        rotate: int,
+        view: str | None,
+    ) -> DepthSummary:
+        """The 3x3 summary of one depth image, registered to its view when both camera_infos are
+        known, turned with its view (``rotate``) so that its regions are the upright view's."""
         if msg is None:
             since = time.monotonic() - self._subscribed_at
             notes.append(
-                f"depth: not started: no frame received on {self._depth_slot.topic!r} "
+                f"{label}: not started: no frame received on {slot.topic!r} "
                 f"in the {since:.1f} s since the harness subscribed"
             )
-            return DepthSummary(regions=(), stamp=None, age_s=None, stale=True)
-        fresh = _freshness("depth", stamp_to_seconds(msg.header.stamp), now, depth.max_age_s, notes)
+            return DepthSummary(regions=(), stamp=None, age_s=None, stale=True, view=view)
+        fresh = _freshness(label, stamp_to_seconds(msg.header.stamp), now, depth.max_age_s, notes)
         try:
             # whole millimetres: the summary is exact at its 1 mm precision and 3x faster
             millimetres = depth_to_millimetres(msg)
-            regions = summarize_depth_mm(millimetres, grid=self._depth_grid(millimetres.shape, notes))
-            metres = depth_to_metres(msg) if depth.render_preview else None
+            grid = self._depth_grid(millimetres.shape, notes, label, info)
+            regions = rotate_regions(summarize_depth_mm(millimetres, grid=grid), rotate)
+            metres = rotate_image(depth_to_metres(msg), rotate) if depth.render_preview else None
         except FrameDecodeError as err:
-            text = f"depth: frame on {self._depth_slot.topic!r} unusable: {err}"
+            text = f"{label}: frame on {slot.topic!r} unusable: {_bounded(err)}"
             notes.append(text)
             self._warn(text)
-            return DepthSummary(regions=(), stamp=fresh.stamp, age_s=fresh.age_s, stale=True)
+            return DepthSummary(regions=(), stamp=fresh.stamp, age_s=fresh.age_s, stale=True, view=view)
         preview = b"" if metres is None else render_depth_preview(metres, quality=self._config.jpeg_quality)
-        return DepthSummary(regions, fresh.stamp, fresh.age_s, fresh.stale, preview)
+        return DepthSummary(regions, fresh.stamp, fresh.age_s, fresh.stale, preview, view=view)
 
-    def _depth_grid(self, shape: tuple[int, ...], notes: list[str]) -> tuple[Any, Any] | None:
-        """The depth.view's 3x3 grid in depth pixels (``registered_grid``), or None (thirds of
-        the depth image) with a note saying why."""
-        depth = self._config.depth
-        if depth is None or not self._info_slots:
+    def _depth_grid(
+        self, shape: tuple[int, ...], notes: list[str], label: str, info: dict[str, _Slot] | None
+    ) -> tuple[Any, Any] | None:
+        """The view's 3x3 grid in depth pixels (``registered_grid``), or None (thirds of the
+        depth image) with a note saying why."""
+        if not info:
             return None
         with self._cond:
-            depth_info, view_info = self._info_slots["depth"].msg, self._info_slots["view"].msg
+            depth_info, view_info = info["depth"].msg, info["view"].msg
         missing = [
-            self._info_slots[name].topic
-            for name, msg in (("depth", depth_info), ("view", view_info))
-            if msg is None
+            info[name].topic for name, msg in (("depth", depth_info), ("view", view_info)) if msg is None
         ]
         if missing:
-            notes.append(f"depth: no camera_info yet on {missing}: regions are thirds of the depth image")
+            notes.append(f"{label}: no camera_info yet on {missing}: regions are thirds of the depth image")
             return None
         try:
             view_k, depth_k = Intrinsics.from_camera_info(view_info), Intrinsics.from_camera_info(depth_info)
         except ValueError as err:
-            notes.append(f"depth: {err}: regions are thirds of the depth image")
+            notes.append(f"{label}: {_bounded(err)}: regions are thirds of the depth image")
             return None
         if (depth_k.height, depth_k.width) != tuple(shape):
             notes.append(
-                f"depth: camera_info is {depth_k.width}x{depth_k.height} but the depth image is "
+                f"{label}: camera_info is {depth_k.width}x{depth_k.height} but the depth image is "
                 f"{shape[1]}x{shape[0]}: regions are thirds of the depth image"
             )
             return None
