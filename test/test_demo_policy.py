@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from harness_ros.evaluation.model_evaluator import read_verdict_object
 from harness_ros.memory import FileMemory
 from harness_ros.memory.contracts import MemoryConsolidation
 from harness_ros.memory.model_policies import consolidation_from_dict
@@ -348,7 +349,14 @@ def test_routing_by_purpose_and_labelled_json_replies() -> None:
     assert purpose_of(_request("evaluate", "x")) == "evaluate"
     verdict = json.loads(scripted_reply(_request("evaluate", "look"))["content"])
     assert verdict["status"] == "failure" and verdict["failure_reason"]
-    assert verdict["produced_by"] == POLICY_LABEL
+    # The verdict carries exactly the evaluator's three keys (a fourth makes it malformed);
+    # its failure reason names the policy.
+    assert set(verdict) == {"status", "failure_reason", "evidence"}
+    assert POLICY_LABEL in verdict["failure_reason"]
+    read = read_verdict_object(
+        scripted_reply(_request("evaluate", "look"))["content"], statuses=("success", "failure")
+    )
+    assert isinstance(read, dict) and read["status"] == "failure", read
     summary = json.loads(scripted_reply(_request("summarize", '{"tool": "t", "success": ["a"]}'))["content"])
     assert summary["summary"] == "What worked: a"
     compact = json.loads(scripted_reply(_request("compact", '[tool result]\n{"success": true}'))["content"])

@@ -97,6 +97,9 @@ def scripted_reply(
             "use evaluator kind 'sim' or a vision model",
             "evidence": "",
         }
+        # Exactly the verdict's three keys: the evaluator reads no other (a label here would
+        # make the verdict malformed); the failure reason names the policy.
+        return {"content": json.dumps(data, ensure_ascii=False), "tool_calls": []}
     elif purpose == "compact":
         data = _compact(messages)
     else:
