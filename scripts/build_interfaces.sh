@@ -4,8 +4,20 @@
 #
 #   scripts/build_interfaces.sh [VENV]                  harness_sim_msgs only (make demo)
 #   scripts/build_interfaces.sh [VENV] --test-stand-ins  and the test stand-ins (make test)
+#   scripts/build_interfaces.sh [VENV] --interfaces DIR [--interfaces DIR ...] [--prefix PREFIX]
+#                                                       and your robot's interface packages
 #
 # (default VENV: .venv; the Makefile passes .venv)
+#
+# --interfaces DIR builds the interface package named after DIR's folder from the
+# definitions in DIR/msg/*.msg, DIR/srv/*.srv and DIR/action/*.action: e.g. the robot
+# distribution's nav2_msgs/action files copied from navigation2 at the robot's release tag
+# (docs/robot.md, "One route per distribution"). DIR's own CMakeLists.txt and package.xml
+# are not used (upstream ones need build helpers the wheels lack): the script writes
+# both, with the packages the definitions refer to as dependencies; each must already be
+# in the venv (a ros-* wheel). --prefix PREFIX installs there instead of into the venv
+# (a process then needs PREFIX's site-packages on PYTHONPATH and PREFIX/lib first on
+# LD_LIBRARY_PATH; test/support/ros_distros.py does that).
 #
 #   interfaces/harness_sim_msgs        the simulated robot's actions, into the venv;
 #   test/interfaces/<distro>/...       test stand-ins for nav2_msgs and control_msgs with
@@ -43,13 +55,28 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 VENV_ARG=".venv"
 STAND_INS=0
-for ARG in "$@"; do
-    case "$ARG" in
+INTERFACE_DIRS=()
+PREFIX_ARG=""
+while [ "$#" -gt 0 ]; do
+    case "$1" in
     --test-stand-ins) STAND_INS=1 ;;
-    -*) die "unknown option ${ARG@Q} (known: --test-stand-ins)" ;;
-    *) VENV_ARG="$ARG" ;;
+    --interfaces | --prefix)
+        [ "$#" -ge 2 ] && [ -n "$2" ] || die "$1 needs a folder"
+        if [ "$1" = --interfaces ]; then
+            [ -d "$2" ] || die "--interfaces ${2@Q}: no such folder"
+            INTERFACE_DIRS+=("$(cd "$2" && pwd)")
+        else
+            mkdir -p "$2" || die "--prefix ${2@Q}: cannot create it"
+            PREFIX_ARG="$(cd "$2" && pwd)"
+        fi
+        shift
+        ;;
+    -*) die "unknown option ${1@Q} (known: --test-stand-ins, --interfaces DIR, --prefix PREFIX)" ;;
+    *) VENV_ARG="$1" ;;
     esac
+    shift
 done
+[ -z "$PREFIX_ARG" ] || [ "${#INTERFACE_DIRS[@]}" -gt 0 ] || die "--prefix only applies to --interfaces"
 [ -d "$VENV_ARG" ] || die "venv ${VENV_ARG@Q} does not exist; create it first (make venv)"
 VENV="$(cd "$VENV_ARG" && pwd)"
 PYTHON="$VENV/bin/python"
@@ -96,15 +123,15 @@ JOBS="$(nproc 2>/dev/null || echo 2)"
 
 PY_SITE="lib/python$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')/site-packages"
 
-# build_package SOURCE_DIR PACKAGE CHECK [PREFIX]: build one package into PREFIX (default:
-# the venv) unless its sources are unchanged.
+# build_package SOURCE_DIR PACKAGE CHECK [PREFIX [BUILD_DIR]]: build one package into
+# PREFIX (default: the venv) unless its sources are unchanged.
 build_package() {
     local SOURCE_DIR="$1" PACKAGE="$2" CHECK="$3" PREFIX="${4:-$VENV}"
     # Not build/$PACKAGE: that is where colcon would keep its own cache for the package.
-    local BUILD_DIR="$REPO_ROOT/build/pip_venv/$PACKAGE"
+    local BUILD_DIR="${5:-$REPO_ROOT/build/pip_venv/$PACKAGE}"
     local CHECK_ENV=()
     if [ "$PREFIX" != "$VENV" ]; then
-        BUILD_DIR="$REPO_ROOT/build/ros_distros/build/$(basename "$(dirname "$PREFIX")")/$PACKAGE"
+        [ -n "${5:-}" ] || BUILD_DIR="$REPO_ROOT/build/ros_distros/build/$(basename "$(dirname "$PREFIX")")/$PACKAGE"
         # Check the prefix's module, not the venv's copy of the package.
         CHECK_ENV=(env "PYTHONPATH=$PREFIX/$PY_SITE")
         CHECK="$CHECK; import $PACKAGE; assert $PACKAGE.__file__.startswith('$PREFIX/'), $PACKAGE.__file__"
@@ -171,6 +198,84 @@ export AMENT_PREFIX_PATH="$VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 
 build_package "$REPO_ROOT/interfaces/harness_sim_msgs" harness_sim_msgs \
     "from harness_sim_msgs.action import NavigateTo, PickObject, PlaceObject"
+
+# build_definitions DIR PREFIX: the interface package named after DIR from DIR's
+# msg/srv/action definitions, with a CMakeLists.txt and package.xml written here.
+build_definitions() {
+    local DIR="$1" PREFIX="$2" PACKAGE FILES=() DEPS=() KINDS=() KIND FILE DEP
+    PACKAGE="$(basename "$DIR")"
+    [[ "$PACKAGE" =~ ^[a-z][a-z0-9_]*$ ]] ||
+        die "--interfaces ${DIR@Q}: the folder name ${PACKAGE@Q} is not a package name (lower case, digits, _)"
+    for KIND in msg srv action; do
+        local FOUND=()
+        while IFS= read -r -d '' FILE; do FOUND+=("$KIND/$(basename "$FILE")"); done < <(
+            find "$DIR/$KIND" -maxdepth 1 -type f -name "*.$KIND" -print0 2>/dev/null | LC_ALL=C sort -z
+        )
+        if [ "${#FOUND[@]}" -gt 0 ]; then
+            FILES+=("${FOUND[@]}")
+            KINDS+=("$KIND")
+        fi
+    done
+    [ "${#FILES[@]}" -gt 0 ] ||
+        die "--interfaces ${DIR@Q}: no definitions in $DIR/msg/*.msg, $DIR/srv/*.srv or $DIR/action/*.action"
+    # Dependencies: the packages the fields' types name (pkg/Type or pkg/msg/Type).
+    mapfile -t DEPS < <(
+        cd "$DIR" && sed -e 's/#.*//' "${FILES[@]}" |
+            sed -n 's|^[[:space:]]*\([a-z][a-z0-9_]*\)/[A-Za-z].*|\1|p' | grep -vx "$PACKAGE" | LC_ALL=C sort -u
+    )
+    if printf '%s\n' "${KINDS[@]}" | grep -qx action; then
+        printf '%s\n' "${DEPS[@]}" | grep -qx action_msgs || DEPS+=(action_msgs)
+    fi
+    for DEP in "${DEPS[@]}"; do
+        [ -d "$VENV/share/$DEP/cmake" ] ||
+            die "--interfaces ${DIR@Q}: its definitions use ${DEP@Q}, which is not in the venv" \
+                "(pip install ros-${DEP//_/-} into it, or copy that package's definitions too)"
+    done
+    local BUILD_ROOT
+    BUILD_ROOT="$REPO_ROOT/build/interfaces/$(printf '%s' "$PREFIX" | sha256sum | cut -c1-12)"
+    local SOURCE="$BUILD_ROOT/src/$PACKAGE"
+    rm -rf "$SOURCE" && mkdir -p "$SOURCE"
+    for KIND in "${KINDS[@]}"; do
+        mkdir -p "$SOURCE/$KIND" && cp "$DIR/$KIND/"*."$KIND" "$SOURCE/$KIND/"
+    done
+    {
+        echo "cmake_minimum_required(VERSION 3.20)"
+        echo "project($PACKAGE)"
+        echo "find_package(ament_cmake REQUIRED)"
+        echo "find_package(rosidl_default_generators REQUIRED)"
+        for DEP in "${DEPS[@]}"; do echo "find_package($DEP REQUIRED)"; done
+        echo "rosidl_generate_interfaces(\${PROJECT_NAME}"
+        for FILE in "${FILES[@]}"; do echo "  \"$FILE\""; done
+        [ "${#DEPS[@]}" -eq 0 ] || echo "  DEPENDENCIES ${DEPS[*]}"
+        echo ")"
+        echo "include(\"$REPO_ROOT/test/interfaces/pip_wheel_include_dirs.cmake\")"
+        echo "ament_export_dependencies(rosidl_default_runtime)"
+        echo "ament_package()"
+    } >"$SOURCE/CMakeLists.txt"
+    {
+        echo '<?xml version="1.0"?>'
+        echo '<package format="3">'
+        echo "  <name>$PACKAGE</name>"
+        echo "  <version>0.0.0</version>"
+        echo "  <description>$PACKAGE built from the definitions in $DIR by scripts/build_interfaces.sh</description>"
+        echo '  <maintainer email="nobody@example.com">scripts/build_interfaces.sh</maintainer>'
+        echo "  <license>see $DIR</license>"
+        echo "  <buildtool_depend>ament_cmake</buildtool_depend>"
+        echo "  <buildtool_depend>rosidl_default_generators</buildtool_depend>"
+        for DEP in "${DEPS[@]}"; do echo "  <depend>$DEP</depend>"; done
+        echo "  <exec_depend>rosidl_default_runtime</exec_depend>"
+        echo "  <member_of_group>rosidl_interface_packages</member_of_group>"
+        echo '  <export><build_type>ament_cmake</build_type></export>'
+        echo '</package>'
+    } >"$SOURCE/package.xml"
+    local CHECK="import $PACKAGE"
+    for KIND in "${KINDS[@]}"; do CHECK+=", $PACKAGE.$KIND"; done
+    build_package "$SOURCE" "$PACKAGE" "$CHECK" "$PREFIX" "$BUILD_ROOT/build/$PACKAGE"
+}
+
+for DIR in "${INTERFACE_DIRS[@]}"; do
+    build_definitions "$DIR" "${PREFIX_ARG:-$VENV}"
+done
 
 [ "$STAND_INS" = 1 ] || exit 0
 

@@ -102,7 +102,8 @@ def import_interface(type_string: str) -> type:
         if err.name is not None and err.name.split(".")[0] == package:
             msg = (
                 f"interface type {type_string!r}: package {package!r} is not installed "
-                f"(no Python module {package}.{kind}; build its interfaces and source the workspace)"
+                f"(no Python module {package}.{kind}; build its interfaces and source the workspace, "
+                "or build them into the venv: docs/robot.md#one-route-per-distribution)"
             )
         else:
             msg = f"interface type {type_string!r}: cannot import {package}.{kind}: {err}"
@@ -242,7 +243,10 @@ def fit_to_installed(binding: Any, *, log: Callable[[str], Any] | None = None) -
     bind through this, so they agree on what a distribution's types allow."""
     if not binding.optional_fields:
         return binding
-    interface = import_interface(binding.type)
+    try:
+        interface = import_interface(binding.type)
+    except ToolError as err:  # name the tool, as tool_spec does (check and tools come here first)
+        raise ToolError(f"tool {binding.name!r}: {err}") from None
     action = binding.action is not None
     request = interface.Goal if action else interface.Request  # type: ignore[attr-defined]
     classes = {

@@ -48,7 +48,13 @@ def distro_env(distro: str, base: dict[str, str]) -> dict[str, str]:
     """``base`` (a ros_env) for a process that imports ``distro``'s stand-ins."""
     env = dict(base)
     env["ROS_DISTRO"] = distro
-    chosen = prefixes(distro)
+    return prefix_env(prefixes(distro), env)
+
+
+def prefix_env(chosen: list[Path], base: dict[str, str]) -> dict[str, str]:
+    """``base`` for a process that imports the packages installed in ``chosen`` (install
+    prefixes, e.g. one ``scripts/build_interfaces.sh --prefix`` built) ahead of the venv's."""
+    env = dict(base)
     if not chosen:
         return env
     venv = Path(sys.prefix)
