@@ -13,6 +13,7 @@ Also: a tool whose interface package is missing is named in the error.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -44,7 +45,9 @@ def run_script(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
-def test_the_documented_command_builds_a_distros_definitions_into_a_prefix(tmp_path: Path) -> None:
+def test_the_documented_command_builds_a_distros_definitions_into_a_prefix(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     if missing("humble") is not None:
         pytest.skip(missing("humble") or "")
     # the command as docs/robot.md gives it
@@ -54,6 +57,9 @@ def test_the_documented_command_builds_a_distros_definitions_into_a_prefix(tmp_p
     source = tmp_path / "nav2_msgs"
     shutil.copytree(HUMBLE_NAV2 / "action", source / "action")  # the definitions only
     prefix = tmp_path / "prefix"
+    # the script's build folder for this prefix, removed with the test's prefix
+    build = REPO_ROOT / "build" / "interfaces" / hashlib.sha256(str(prefix).encode()).hexdigest()[:12]
+    request.addfinalizer(lambda: shutil.rmtree(build, ignore_errors=True))
     proc = run_script("--interfaces", str(source), "--prefix", str(prefix))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"built nav2_msgs in \d+ s|nav2_msgs is up to date", proc.stdout), proc.stdout
