@@ -9,6 +9,8 @@ footprint the true backward clearance is 0.21 m.
 from __future__ import annotations
 
 import json
+import math
+import re
 import signal
 import subprocess
 import sys
@@ -136,3 +138,38 @@ def test_clearance_text_and_json_formats() -> None:
     }
     stale = Clearance(None, None, None, None, stamp=1.0, age_s=3.0, stale=True)
     assert format_clearance(stale).endswith("(age 3.00 s STALE (base motion blocked))")
+
+
+def test_a_return_inside_the_footprint_is_named_where_it_reads_zero(
+    ros_env: dict[str, str], wall_publisher: Any
+) -> None:
+    # The scanner, 0.25 m ahead of the base centre, sees the robot's mast 0.20 m away at
+    # 135 degrees: a point about 0.18 m from the base centre, inside the 0.39 m footprint,
+    # 52 degrees left of forward. Before, the line said 'left 0.00 m' and nothing else.
+    wall_publisher("--mast", "135", "0.20")
+    result = clearance_cli(ros_env, "--once", "--timeout", str(FIRST_SCAN_TIMEOUT_S))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    line, note = result.stdout.strip().splitlines()
+    assert "  left 0.00 m (a return inside the footprint)  " in line
+    assert "forward 9.86 m  " in line  # the forward corridor is not blocked by it
+    assert re.fullmatch(
+        r"  note: [0-9]+ readings end inside the footprint on '/scan', 0\.1[78]-0\.1[89] m from the base "
+        r"centre: left read 0\.00 m \(the robot's own body seen by the sensor, such as a mast, or "
+        r"something touching the base\)",
+        note,
+    ), note
+    data = json.loads(
+        clearance_cli(ros_env, "--once", "--json", "--timeout", str(FIRST_SCAN_TIMEOUT_S)).stdout
+    )
+    assert data["left"] == 0.0 and data["inside_footprint"] == [note.removeprefix("  note: ")]
+
+
+def test_inside_returns_names_the_directions_a_point_blocks() -> None:
+    from harness_ros.observation.geometry import inside_returns
+
+    footprint = Footprint.circle(0.39)
+    mast = inside_returns(footprint, origin_x=0.25, origin_y=0.0, angle=math.radians(135), distance=0.2)
+    assert mast is not None and mast.count == 1 and mast.directions == ("left",)
+    assert mast.nearest_m == pytest.approx(math.hypot(0.25 - 0.2 * math.sqrt(0.5), 0.2 * math.sqrt(0.5)))
+    assert inside_returns(footprint, origin_x=0.25, origin_y=0.0, angle=0.0, distance=[1.0, math.nan]) is None

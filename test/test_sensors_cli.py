@@ -287,3 +287,72 @@ def test_image_file_names_from_config_stay_inside_the_out_folder(
 
     assert image_file_name(name) == file_name
     assert (tmp_path / image_file_name(name)).resolve().parent == tmp_path.resolve()
+
+
+RIG = """\
+  views:
+    head: {topic: /rig/head/image, max_age_s: 0.5}
+  clearance: {scan_topic: /rig/scan}
+"""
+
+
+def test_once_measures_ages_as_the_node_does_while_it_queries_and_writes(
+    ros_env: dict[str, str], publisher: Callable[..., subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    # Before: the executor was spun only during the window, so every reading aged by all
+    # the command did after it (graph queries, printing, imports, the profile): a head
+    # camera at 20 Hz read 0.16-0.25 s old here and 0.5-1.3 s on a robot computer, against
+    # the node's 0.2-0.3 s, and the scan turned STALE.
+    publisher("camera_rig_publisher.py", "--rate", "20")
+    out_dir = tmp_path / "seen"
+    result = sensors_cli(
+        ros_env,
+        write_config(tmp_path, RIG),
+        "--window",
+        "1",
+        "--timeout",
+        str(DISCOVERY_S),
+        "--once",
+        "--out",
+        str(out_dir),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    observation = (out_dir / "observation.txt").read_text(encoding="utf-8")
+    age = float(re.search(r"- head: 64x48, age ([0-9.]+) s", observation).group(1))  # type: ignore[union-attr]
+    # a frame every 0.05 s: the newest one is younger than that plus the delivery
+    assert age < 0.12, observation
+    assert "Base clearance m from the footprint edge: " in observation  # fresh: no STALE, no age
+
+
+def test_a_rate_far_below_the_publishers_gets_a_hint(
+    ros_env: dict[str, str], publisher: Callable[..., subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    # /rig/scan_lossy is stamped every 0.05 s but two of every eight go out: what a lossy
+    # link delivers of a 20 Hz scanner. /rig/scan arrives whole.
+    publisher("camera_rig_publisher.py", "--rate", "10")
+    config = write_config(
+        tmp_path,
+        "  clearance:\n    sources:\n      - {name: lossy, scan_topic: /rig/scan_lossy}\n"
+        "      - {name: whole, scan_topic: /rig/scan}\n",
+    )
+    result = sensors_cli(ros_env, config, "--window", "3", "--timeout", str(DISCOVERY_S))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    lossy = lines.index(next(line for line in lines if line.startswith("clearance lossy: ")))
+    hint = next(line for line in lines[lossy + 1 :] if not line.startswith("    publisher"))
+    assert re.fullmatch(
+        r"    hint: received [0-9.]+ Hz, but consecutive header stamps are 0\.0[45][0-9] s apart: "
+        r"the publisher sends about (18|19|20|21|22) Hz and most messages are lost on the way .*",
+        hint,
+    ), result.stdout
+    whole = lines.index(next(line for line in lines if line.startswith("clearance whole: ")))
+    assert not any("hint:" in line for line in lines[whole : whole + 3]), result.stdout
+
+
+def test_rate_hint_only_when_far_below_the_stamps_rate() -> None:
+    from harness_ros.commands.sensors import rate_hint
+
+    assert rate_hint(9.6, 0.1) is None
+    assert rate_hint(5.5, 0.1) is None  # above half: jitter, a slow spell
+    assert rate_hint(2.5, 0.05) is not None
+    assert rate_hint(0.0, 0.05) is None and rate_hint(3.0, None) is None

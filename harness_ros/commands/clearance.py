@@ -14,6 +14,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,15 +63,22 @@ def clearance_json(clearance: Clearance) -> dict[str, Any]:
     return data
 
 
-def format_clearance(clearance: Clearance) -> str:
-    """One line: each direction in metres from the footprint edge, then the age."""
+def format_clearance(clearance: Clearance, inside: Sequence[tuple[tuple[str, ...], str]] = ()) -> str:
+    """One line: each direction in metres from the footprint edge, then the age. ``inside``:
+    returns that end inside the footprint (``RosObservationSource.inside_footprint``): the
+    directions they block say so, and each is explained on a line of its own."""
+    blocked = {direction for directions, _ in inside for direction in directions}
     parts = []
     for direction in _DIRECTIONS:
         value = clearance.get(direction)
-        parts.append(f"{direction} {'unknown' if value is None else f'{value:.2f} m'}")
+        text = f"{direction} {'unknown' if value is None else f'{value:.2f} m'}"
+        if value == 0.0 and direction in blocked:
+            text += " (a return inside the footprint)"
+        parts.append(text)
     age = "no reading" if clearance.age_s is None else f"age {clearance.age_s:.2f} s"
     stale = " STALE (base motion blocked)" if clearance.stale else ""
-    return "  ".join(parts) + f"  ({age}{stale})"
+    notes = "".join(f"\n  note: {text}" for _, text in inside)
+    return "  ".join(parts) + f"  ({age}{stale})" + notes
 
 
 def run_clearance(args: argparse.Namespace) -> int:
@@ -80,7 +88,6 @@ def run_clearance(args: argparse.Namespace) -> int:
     from harness_ros.config import load_config
     from harness_ros.errors import ConfigError, HarnessError
     from harness_ros.observation.geometry import Footprint
-    from harness_ros.ros.compat import ros_init
     from harness_ros.ros.observations import RosObservationSource
 
     config = load_config(args.config)
@@ -92,7 +99,7 @@ def run_clearance(args: argparse.Namespace) -> int:
         raise HarnessError("--timeout and --period must be positive")
     # only the clearance topics: no camera or depth subscriptions
     observations = config.observations.model_copy(update={"views": {}, "depth": None})
-    with ros_init(args=["harness_clearance", *(getattr(args, "ros_args", None) or [])]):
+    with rclpy.init(args=["harness_clearance", *(getattr(args, "ros_args", None) or [])]):
         node = rclpy.create_node("harness_clearance")
         executor = SingleThreadedExecutor()
         executor.add_node(node)
@@ -124,7 +131,14 @@ def run_clearance(args: argparse.Namespace) -> int:
             while True:
                 clearance = source.clearance()
                 assert clearance is not None
-                print(json.dumps(clearance_json(clearance)) if args.json else format_clearance(clearance))
+                inside = source.inside_footprint()
+                if args.json:
+                    data = clearance_json(clearance)
+                    if inside:  # only then: the six keys stay what they were
+                        data["inside_footprint"] = [text for _, text in inside]
+                    print(json.dumps(data))
+                else:
+                    print(format_clearance(clearance, inside))
                 sys.stdout.flush()
                 if args.once:
                     return 0

@@ -20,6 +20,7 @@ import argparse
 import dataclasses
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +31,12 @@ if TYPE_CHECKING:
 
     from harness_ros.config import HarnessConfig
 
-__all__ = ["SensorTopic", "image_file_name", "register", "sensor_topics"]
+__all__ = ["SensorTopic", "image_file_name", "rate_hint", "register", "sensor_topics"]
 
 _CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
+_IMAGE = "sensor_msgs/msg/Image"
+_COMPRESSED = "sensor_msgs/msg/CompressedImage"
+_JOINT_STATE = "sensor_msgs/msg/JointState"
 _UNUSED = " (unused: only depth.view's is read)"
 
 
@@ -88,10 +92,25 @@ def sensor_topics(config: HarnessConfig) -> list[SensorTopic]:
     for name, view in obs.views.items():
         key = f"observations.views.{name}.qos"
         out.append(SensorTopic(f"view {name}", view.topic, types[view.topic], view.qos, key))
+        own = view.depth
         if view.camera_info:
             registers = obs.depth is not None and obs.depth.view == name and obs.depth.camera_info is not None
+            registers = registers or (own is not None and own.camera_info is not None)
             role = f"view {name} camera_info" + ("" if registers else _UNUSED)
             out.append(SensorTopic(role, view.camera_info, _CAMERA_INFO, view.qos, key))
+        if own is not None:
+            key = f"observations.views.{name}.depth.qos"
+            depth_type = _COMPRESSED if own.compressed else _IMAGE
+            out.append(SensorTopic(f"view {name} depth", own.topic, depth_type, own.qos, key))
+            if own.camera_info:
+                role = f"view {name} depth camera_info" + ("" if view.camera_info else _UNUSED)
+                out.append(SensorTopic(role, own.camera_info, _CAMERA_INFO, own.qos, key))
+        for axis, joint in (("pan", view.pan), ("tilt", view.tilt)):
+            if joint is not None:
+                role = f"view {name} {axis} ({joint.joint})"
+                out.append(
+                    SensorTopic(role, joint.topic, _JOINT_STATE, "sensor_data", f"observations.views.{name}")
+                )
     if obs.depth is not None:
         key = "observations.depth.qos"
         out.append(SensorTopic("depth", obs.depth.topic, types[obs.depth.topic], obs.depth.qos, key))
@@ -219,29 +238,67 @@ def image_file_name(name: str) -> str:
     return f"{_UNSAFE_FILE_CHARS.sub('_', name)[:64] or 'view'}.jpg"
 
 
-def _write_observation(source: Any, config: HarnessConfig, out_dir: Path) -> list[Path]:
-    """One observation as the model gets it: the JPEGs and the text of the message."""
-    from harness_ros.context.observation import observation_images, observation_message
-    from harness_ros.profile import load_embodiment_profile_document_from_config
+class _OnceWriter:
+    """Writes one observation as the model gets it: the JPEGs and the text of the message.
+    Made before the rate window, so its imports and the profile are loaded by then."""
 
-    profile = load_embodiment_profile_document_from_config(config)
-    observation = source.observe()
-    if profile is not None:
-        visible = {view.casefold() for view in profile.model_visible_views}
-        views = tuple(view for view in observation.views if view.name.casefold() in visible)
-        observation = dataclasses.replace(observation, views=views)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, jpeg in observation_images(observation):
-        path = out_dir / image_file_name(name)
-        path.write_bytes(jpeg)
+    def __init__(self, config: HarnessConfig) -> None:
+        from harness_ros.context.observation import observation_images, observation_message
+        from harness_ros.profile import load_embodiment_profile_document_from_config
+
+        self._images = observation_images
+        self._message = observation_message
+        profile = load_embodiment_profile_document_from_config(config)
+        self._visible = None if profile is None else {view.casefold() for view in profile.model_visible_views}
+
+    def write(self, source: Any, out_dir: Path) -> list[Path]:
+        observation = source.observe()
+        if self._visible is not None:
+            views = tuple(view for view in observation.views if view.name.casefold() in self._visible)
+            observation = dataclasses.replace(observation, views=views)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, jpeg in self._images(observation):
+            path = out_dir / image_file_name(name)
+            path.write_bytes(jpeg)
+            written.append(path)
+        message = self._message(observation)
+        text = next(part["text"] for part in message["content"] if part["type"] == "text")
+        path = out_dir / "observation.txt"
+        path.write_text(text + "\n", encoding="utf-8")
         written.append(path)
-    message = observation_message(observation)
-    text = next(part["text"] for part in message["content"] if part["type"] == "text")
-    path = out_dir / "observation.txt"
-    path.write_text(text + "\n", encoding="utf-8")
-    written.append(path)
-    return written
+        return written
+
+
+def _spin(executor: Any, node: Node, stop: threading.Event) -> None:
+    from rclpy.executors import ExternalShutdownException
+
+    while not stop.is_set() and node.context.ok():
+        try:
+            executor.spin_once(timeout_sec=0.05)
+        except ExternalShutdownException:
+            return
+
+
+RATE_HINT_SHARE = 0.5
+"""A topic received at less than this share of the rate its stamps show gets a hint."""
+
+
+def rate_hint(received_hz: float, stamp_period_s: float | None) -> str | None:
+    """A hint when messages arrive far below the publisher's rate: the shortest interval
+    between consecutive received header stamps is the publisher's period (or a multiple),
+    so receiving much less than its inverse means messages are lost on the way."""
+    if stamp_period_s is None or stamp_period_s <= 0 or received_hz <= 0:
+        return None
+    published_hz = 1.0 / stamp_period_s
+    if received_hz >= RATE_HINT_SHARE * published_hz:
+        return None
+    return (
+        f"received {received_hz:.1f} Hz, but consecutive header stamps are {stamp_period_s:.3f} s apart: "
+        f"the publisher sends about {published_hz:.0f} Hz and most messages are lost on the way (a "
+        "best-effort topic over a busy or wireless link, large images without the large-data "
+        "transport, or a subscriber that cannot keep up; see docs/troubleshooting.md)"
+    )
 
 
 def run_sensors(args: argparse.Namespace) -> int:
@@ -261,9 +318,7 @@ def run_sensors(args: argparse.Namespace) -> int:
         raise HarnessError(
             f"{args.config}: no sensor topic configured (observations.views, depth, clearance)"
         )
-    from harness_ros.ros.compat import ros_init  # `with rclpy.init` needs Kilted
-
-    with ros_init(args=["harness_sensors", *(getattr(args, "ros_args", None) or [])]):
+    with rclpy.init(args=["harness_sensors", *(getattr(args, "ros_args", None) or [])]):
         node: Node = rclpy.create_node("harness_sensors")
         executor = SingleThreadedExecutor()
         executor.add_node(node)
@@ -271,27 +326,36 @@ def run_sensors(args: argparse.Namespace) -> int:
         source = RosObservationSource(
             node, config.observations, footprint=Footprint.from_config(config.safety), views=None
         )
+        # Spun in its own thread the whole time, as the node's sensor executor is: messages
+        # keep arriving while this thread queries the graph, prints and loads what --once
+        # needs, so the observation's ages are measured as the node measures them (spinning
+        # only during the window aged every reading by everything done after it: 0.5-1.3 s).
+        stop = threading.Event()
+        spinner = threading.Thread(target=_spin, args=(executor, node, stop), daemon=True)
 
-        def spin_until(condition: Any, deadline: float) -> bool:
+        def wait_until(condition: Any, deadline: float) -> bool:
             while not condition():
                 if time.monotonic() > deadline:
                     return False
-                executor.spin_once(timeout_sec=0.02)
+                stop.wait(0.02)
             return True
 
         extra: dict[str, int] = {}  # a view's camera_info the node does not subscribe to: counted here
         try:
             resolved = {entry.topic: node.resolve_topic_name(entry.topic) for entry in topics}
             _count_unused_camera_info(node, topics, resolved, set(source.stats()), extra)
-            spin_until(
+            spinner.start()
+            once = _OnceWriter(config) if args.once else None  # its imports and profile: before the window
+            wait_until(
                 lambda: all(node.count_publishers(name) > 0 for name in resolved.values()),
                 time.monotonic() + args.timeout,
             )
             before = {**source.stats(), **extra}
             start = time.monotonic()
-            spin_until(lambda: False, start + args.window)
+            wait_until(lambda: False, start + args.window)
             window = time.monotonic() - start
             after = {**source.stats(), **extra}
+            periods = source.stamp_periods()
             published = {
                 name: list(types)
                 for name, types in node.get_topic_names_and_types()
@@ -310,6 +374,9 @@ def run_sensors(args: argparse.Namespace) -> int:
                     f"{count / window:.1f} Hz ({total} received, subscribed {entry.qos})"
                 )
                 lines += _publisher_lines(infos)
+                hint = rate_hint(count / window, periods.get(name))
+                if hint:
+                    lines.append(f"    hint: {hint}")
                 problems += _topic_problems(
                     entry, name, infos, received=total, window_s=window, published=published
                 )
@@ -318,15 +385,18 @@ def run_sensors(args: argparse.Namespace) -> int:
                 problems.append(_nothing_visible(node))
             if problems:
                 print("problems:\n" + "\n".join(f"  {problem}" for problem in problems))
-            if args.once:
+            if once is not None:
                 out_dir = args.out or Path(time.strftime("sensors-%Y%m%d-%H%M%S"))
-                for path in _write_observation(source, config, out_dir):
+                for path in once.write(source, out_dir):
                     print(f"wrote {path}")
             sys.stdout.flush()
             return 1 if problems else 0
         except KeyboardInterrupt:
             return 130
         finally:
+            stop.set()
+            if spinner.is_alive():
+                spinner.join(timeout=2.0)
             source.destroy()
             executor.shutdown(timeout_sec=1.0)
             node.destroy_node()

@@ -36,9 +36,11 @@ __all__ = [
     "MOUNT_TOLERANCE_M",
     "MOUNT_TOLERANCE_RAD",
     "Footprint",
+    "InsideReturns",
     "MountCheck",
     "SensorMount",
     "corridor_clearance",
+    "inside_returns",
     "mount_from_transforms",
     "resolve_mount",
 ]
@@ -224,6 +226,44 @@ def corridor_clearance(
         else:
             result[direction] = max(0.0, float(gaps[row]))
     return result
+
+
+@dataclass(frozen=True)
+class InsideReturns:
+    """Readings that end inside the footprint: the robot's own body (a mast, a bumper the
+    sensor sees) or something touching it. Each direction within 45 degrees of one of them
+    reads 0 m (``corridor_clearance``)."""
+
+    count: int
+    nearest_m: float
+    farthest_m: float
+    """Distances of those points from the base centre."""
+    directions: tuple[str, ...]
+    """The directions they block, in ``DIRECTIONS`` order."""
+
+
+def inside_returns(
+    footprint: Footprint, *, origin_x: Any, origin_y: Any, angle: Any, distance: Any
+) -> InsideReturns | None:
+    """The readings (rays in the base frame, as ``corridor_clearance`` takes them) that end
+    inside the footprint, or None when none does."""
+    ox, oy, theta, dist = np.broadcast_arrays(
+        *(np.asarray(value, dtype=np.float64) for value in (origin_x, origin_y, angle, distance))
+    )
+    valid = np.isfinite(dist)
+    px = np.where(valid, ox + dist * np.cos(theta), np.inf)
+    py = np.where(valid, oy + dist * np.sin(theta), np.inf)
+    inside = footprint.contains(px, py) & valid
+    if not np.any(inside):
+        return None
+    x, y = px[inside], py[inside]
+    norm = np.hypot(x, y)
+    blocked = tuple(
+        direction
+        for direction in DIRECTIONS
+        if np.any(x * _AXES[direction][0] + y * _AXES[direction][1] >= _SECTOR_COS * norm)
+    )
+    return InsideReturns(int(np.count_nonzero(inside)), float(norm.min()), float(norm.max()), blocked)
 
 
 # --------------------------------------------------------------------------- transforms

@@ -22,14 +22,17 @@ payload, so freshness waits need no deserialization either.
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from rclpy.exceptions import NameValidationException
 from rclpy.node import Node
 from rclpy.subscription import Subscription
@@ -54,7 +57,7 @@ from harness_ros.observation.contracts import (
     ViewImage,
     sensor_text,
 )
-from harness_ros.observation.geometry import Footprint, SensorMount, resolve_mount
+from harness_ros.observation.geometry import Footprint, SensorMount, inside_returns, resolve_mount
 from harness_ros.observation.pipeline import (
     FrameDecodeError,
     Intrinsics,
@@ -102,6 +105,9 @@ def cdr_header_stamp(data: bytes) -> float | None:
     return float(sec) + float(nanosec) * 1e-9
 
 
+_STAMPS_KEPT = 64
+
+
 @dataclass
 class _Slot:
     """Newest message of one topic and how many arrived. Guarded by the source's lock.
@@ -114,6 +120,8 @@ class _Slot:
     count: int = 0
     msg_type: type | None = None
     raw_stamp: float | None = None
+    stamps: deque[float] = field(default_factory=lambda: deque(maxlen=_STAMPS_KEPT))
+    """Header stamps of the latest messages, in arrival order (``stamp_periods``)."""
 
     def stamp(self) -> float | None:
         if self.msg is None:
@@ -121,6 +129,11 @@ class _Slot:
         if self.msg_type is not None:
             return self.raw_stamp
         return stamp_to_seconds(self.msg.header.stamp)
+
+
+def _header_stamp(msg: Any) -> float | None:
+    header = getattr(msg, "header", None)
+    return None if header is None else stamp_to_seconds(header.stamp)
 
 
 def _message(slot_msg: Any, msg_type: type | None) -> Any:
@@ -335,6 +348,7 @@ class RosObservationSource:
             for name, position in found:
                 self._joints[(topic, name)] = (position, stamp)
             slot.count += 1
+            slot.stamps.append(stamp)
             slot.msg = msg if found else slot.msg
             self._cond.notify_all()
 
@@ -404,10 +418,13 @@ class RosObservationSource:
             stamp = cdr_header_stamp(msg) if raw else None
             if raw and stamp is None:  # an encapsulation cdr_header_stamp does not read
                 stamp = stamp_to_seconds(_message(msg, slot.msg_type).header.stamp)
+            header_stamp = stamp if raw else _header_stamp(msg)
             with self._cond:
                 slot.msg = msg
                 slot.raw_stamp = stamp
                 slot.count += 1
+                if header_stamp is not None:
+                    slot.stamps.append(header_stamp)
                 first = slot.count == 1
                 self._cond.notify_all()
             if first and any(slot is other for other in self._clearance_slots.values()):
@@ -566,6 +583,60 @@ class RosObservationSource:
             if check.final and version == self._tf_version:
                 self._mount_cache[(sensor, frame)] = check.mount  # cleared when /tf_static changes
         return check.mount
+
+    def inside_footprint(self) -> list[tuple[tuple[str, ...], str]]:
+        """Per clearance sensor whose newest reading has returns that end inside the footprint:
+        the directions they make read 0 m, and a sentence saying how many and where."""
+        with self._cond:
+            msgs = self._clearance_msgs()
+        found: list[tuple[tuple[str, ...], str]] = []
+        for sensor in self._clearance_sensors:
+            msg = msgs[sensor.name]
+            if msg is None:
+                continue
+            mount = self._mount_of(sensor.name, str(msg.header.frame_id))
+            if sensor.kind == "scan":
+                values = np.asarray(msg.ranges, dtype=np.float64)
+                angles = mount.base_angle(msg.angle_min + msg.angle_increment * np.arange(values.size))
+                low, high = float(msg.range_min), float(msg.range_max)
+            else:
+                values = np.array([float(msg.range)])
+                angles = np.array([mount.base_angle(0.0)])
+                low, high = float(msg.min_range), float(msg.max_range)
+            with np.errstate(invalid="ignore"):
+                usable = np.isfinite(values) & (values >= low) & (values <= high)
+            distance = np.where(usable, values, np.where(values == -np.inf, 1e-6, np.nan))
+            inside = inside_returns(
+                self._footprint, origin_x=mount.x_m, origin_y=mount.y_m, angle=angles, distance=distance
+            )
+            if inside is None:
+                continue
+            what = "reading ends" if inside.count == 1 else "readings end"
+            span = f"{inside.nearest_m:.2f}" + (
+                "" if inside.farthest_m - inside.nearest_m < 0.005 else f"-{inside.farthest_m:.2f}"
+            )
+            topic = self._clearance_slots[sensor.name].topic
+            text = (
+                f"{inside.count} {what} inside the footprint on {topic!r}, "
+                f"{span} m from the base centre: {', '.join(inside.directions)} read 0.00 m (the robot's "
+                "own body seen by the sensor, such as a mast, or something touching the base)"
+            )
+            found.append((inside.directions, text))
+        return found
+
+    def stamp_periods(self) -> dict[str, float | None]:
+        """Per resolved topic, the publisher's period as the header stamps show it, or None with
+        fewer than three messages: the lower quartile of the intervals between the stamps of
+        messages received one after the other (equal stamps, under 1 ms apart, say nothing).
+        A timer's late tick and the quick one after it do not move a quartile; when messages
+        are lost, those that still arrive in a row keep it near the period."""
+        with self._cond:
+            stamps = {slot.topic: list(slot.stamps) for slot in self._all_slots()}
+        periods: dict[str, float | None] = {}
+        for topic, values in stamps.items():
+            gaps = sorted(b - a for a, b in itertools.pairwise(values) if b - a >= 1e-3)
+            periods[topic] = gaps[len(gaps) // 4] if len(values) >= 3 and gaps else None
+        return periods
 
     def stats(self) -> dict[str, int]:
         """Messages received per resolved topic name (for benchmarks and diagnostics)."""

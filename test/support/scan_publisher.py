@@ -50,11 +50,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--frame-id", default="laser")
     parser.add_argument("--rate", type=float, default=20.0)
     parser.add_argument("--fov-deg", type=float, default=360.0, help="field of view, centred on forward")
+    parser.add_argument(
+        "--mast",
+        type=float,
+        nargs=2,
+        metavar=("BEARING_DEG", "RANGE_M"),
+        help="a part of the robot the scanner sees: beams within 3 degrees of BEARING_DEG read RANGE_M",
+    )
     args = parser.parse_args(argv)
 
     from sensor_msgs.msg import LaserScan
 
     angle_min, increment, ranges = wall_ranges(args.mount_x, args.wall_behind, args.beams, args.fov_deg)
+    if args.mast is not None:
+        bearing, distance = args.mast
+        for index in range(args.beams):
+            if abs(math.degrees(angle_min + increment * index) - bearing) <= 3.0:
+                ranges[index] = distance
     scan = LaserScan(
         angle_min=angle_min,
         angle_max=angle_min + increment * (args.beams - 1),
