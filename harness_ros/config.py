@@ -1159,6 +1159,18 @@ def _preset_name(name: Any, where: str) -> Any:
         f"{where}: no preset for ROS_DISTRO {distro or '(unset)'!r} (keys: {keys}); add a "
         f"{_DEFAULT_PRESET!r} entry"
     )
+    max_revisions_per_task: int = Field(
+        default=16,
+        ge=1,
+        le=1000,
+        description="Revisions (~/revise) one task takes; later ones are refused (never compacted).",
+    )
+    max_revision_chars_per_task: int = Field(
+        default=8_000,
+        ge=100,
+        le=200_000,
+        description="Characters of revisions one task takes in all; a revision past them is refused.",
+    )
 
 
 _logger = logging.getLogger(__name__)
