@@ -332,3 +332,49 @@ def test_package_root_exports_the_profile_api() -> None:
         is load_embodiment_profile_document_from_config
     )
     assert harness_ros.EmbodimentProfile is EmbodimentProfile
+
+
+def _with_camera_positions(text: str) -> str:
+    return text.replace(
+        "Content of camera positions.",
+        "- `front`: on the mast, 1.2 m up; joints: `joint_head_pan`, `joint_head_tilt`\n"
+        "- wrist: on the gripper, it moves with the arm.",
+    )
+
+
+def test_camera_positions_may_name_the_joints_that_move_a_view() -> None:
+    profile = parse_embodiment_profile(_with_camera_positions(profile_text()), Path("robot.md"))
+    assert dict(profile.camera_joints) == {"front": ("joint_head_pan", "joint_head_tilt")}
+    assert parse_embodiment_profile(profile_text(), Path("robot.md")).camera_joints == {}
+    bad = profile_text().replace("Content of camera positions.", "The head moves, joints: pan and tilt.")
+    with pytest.raises(ProfileParseError, match=r"'joints:' outside a view's bullet in .*Camera Positions"):
+        parse_embodiment_profile(bad, Path("robot.md"))
+    bad = profile_text().replace("Content of camera positions.", "- front: on the mast; joints: pan and tilt")
+    with pytest.raises(ProfileParseError, match=r"'joints:' of view 'front' .* names no joint in backticks"):
+        parse_embodiment_profile(bad, Path("robot.md"))
+
+
+def test_a_joint_the_profile_names_must_be_the_views_pan_or_tilt_in_the_config(tmp_path: Path) -> None:
+    write(tmp_path, _with_camera_positions(profile_text()))
+    views = "    torso: {topic: /t}\n    wrist: {topic: /w}\n"
+    config = tmp_path / "cfg.yaml"
+    config.write_text(
+        "embodiment_profile_file: robot.md\nobservations:\n  views:\n"
+        "    front: {topic: /f, pan: {joint: joint_head_pan, positive: left}}\n" + views,
+        encoding="utf-8",
+    )
+    with pytest.raises(ProfileParseError) as info:
+        load_embodiment_profile_document_from_config(load_config(config))
+    assert (
+        "says joint 'joint_head_tilt' moves view 'front', but neither observations.views.front.pan nor .tilt"
+        in str(info.value)
+    )
+    assert "joint_head_pan'" not in str(info.value)
+    config.write_text(
+        "embodiment_profile_file: robot.md\nobservations:\n  views:\n"
+        "    front:\n      topic: /f\n      pan: {joint: joint_head_pan, positive: left}\n"
+        "      tilt: {joint: joint_head_tilt, positive: up}\n" + views,
+        encoding="utf-8",
+    )
+    profile = load_embodiment_profile_document_from_config(load_config(config))
+    assert profile is not None and profile.camera_joints["front"] == ("joint_head_pan", "joint_head_tilt")

@@ -9,10 +9,11 @@ the first section right after the title, everything else after the seven items.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "CAMERA_POSITIONS_ITEM",
     "MODEL_VISIBLE_VIEWS_ITEM",
     "OTHER_NOTES_HEADING",
     "PROFILE_TITLE",
@@ -30,6 +31,7 @@ REQUIRED_STRUCTURE: tuple[tuple[str, tuple[str, ...]], ...] = (
 """(section, items) in canonical order; item names are unique across sections."""
 
 MODEL_VISIBLE_VIEWS_ITEM = "Model-Visible Views"
+CAMERA_POSITIONS_ITEM = "Camera Positions"
 OTHER_NOTES_HEADING = "Other Notes From the Profile File"
 """The rendered section that holds the file's text after the seven items' sections."""
 
@@ -52,6 +54,9 @@ class EmbodimentProfile:
     model_visible_views: tuple[str, ...]
     preamble: str = ""
     other_notes: str = ""
+    camera_joints: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Lowercased view name -> the joints Camera Positions says move that camera (a bullet
+    ``- `head`: ... joints: `joint_head_pan`, `joint_head_tilt```)."""
 
     @property
     def unvalidated_chars(self) -> int:

@@ -34,6 +34,7 @@ from markdown_it import MarkdownIt
 from harness_ros.errors import ProfileParseError
 from harness_ros.paths import display_path
 from harness_ros.profile.contracts import (
+    CAMERA_POSITIONS_ITEM,
     MODEL_VISIBLE_VIEWS_ITEM,
     PROFILE_TITLE,
     REQUIRED_STRUCTURE,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
 
 __all__ = [
+    "check_camera_joints",
     "check_views_named",
     "load_embodiment_profile",
     "load_embodiment_profile_document_from_config",
@@ -245,6 +247,56 @@ def _parse_views(content: str) -> tuple[tuple[str, ...], list[str]]:
     return tuple(views), problems
 
 
+_JOINTS = re.compile(r"\bjoints?\s*:\s*(.*)$", re.IGNORECASE)
+_BACKTICKED = re.compile(r"`([^`\s]+)`")
+
+
+def _parse_camera_joints(content: str) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """View -> joints from the Camera Positions bullets that say ``joints: `a`, `b```."""
+    where = f"Base-Relative Positions / {CAMERA_POSITIONS_ITEM}"
+    joints: dict[str, tuple[str, ...]] = {}
+    problems: list[str] = []
+    for raw_line in content.split("\n"):
+        stripped = raw_line.strip()
+        found = _JOINTS.search(stripped)
+        if found is None:
+            continue
+        line = _LIST_MARKER.sub("", stripped)
+        described = _BULLET_NAME.match(line) if _LIST_MARKER.match(stripped) else None
+        names = tuple(_BACKTICKED.findall(found.group(1)))
+        if described is None:
+            problems.append(
+                f"'joints:' outside a view's bullet in {where}: write '- `head`: ..., joints: `pan_joint`'"
+            )
+        elif not names:
+            problems.append(
+                f"'joints:' of view {described.group(1)!r} in {where} names no joint in backticks"
+            )
+        else:
+            joints[described.group(1).lower()] = names
+    return joints, problems
+
+
+def check_camera_joints(profile: EmbodimentProfile, config: HarnessConfig) -> None:
+    """Each joint Camera Positions says moves a view must be that view's pan or tilt joint in
+    the config, or the model would not be told where the camera looks. ``ProfileParseError``
+    names every joint that is not."""
+    views = {name.casefold(): (name, view) for name, view in config.observations.views.items()}
+    problems = []
+    for view_name, joints in profile.camera_joints.items():
+        key, view = views.get(view_name, (view_name, None))
+        configured = set() if view is None else {j.joint for j in (view.pan, view.tilt) if j is not None}
+        for joint in joints:
+            if joint not in configured:
+                problems.append(
+                    f"{CAMERA_POSITIONS_ITEM} says joint {joint!r} moves view {view_name!r}, but neither "
+                    f"observations.views.{key}.pan nor .tilt names it: the model would not be told "
+                    "where that camera looks (set pan/tilt with the joint and its sign)"
+                )
+    if problems:
+        raise _error(profile.path, problems)
+
+
 def _named(view: str, text: str) -> bool:
     """Whether ``text`` names ``view`` as a word ('_', '-' and a space are interchangeable)."""
     words = [re.escape(word) for word in re.split(r"[-_\s]+", view.strip()) if word]
@@ -334,6 +386,10 @@ def parse_embodiment_profile(text: str, path: Path) -> EmbodimentProfile:
     if contents.get(MODEL_VISIBLE_VIEWS_ITEM):
         views, view_problems = _parse_views(contents[MODEL_VISIBLE_VIEWS_ITEM])
         problems.extend(view_problems)
+    camera_joints: dict[str, tuple[str, ...]] = {}
+    if contents.get(CAMERA_POSITIONS_ITEM):
+        camera_joints, joint_problems = _parse_camera_joints(contents[CAMERA_POSITIONS_ITEM])
+        problems.extend(joint_problems)
     preamble, other_notes = document.outside(used)
     if _has_unclosed_fence(preamble) or _has_unclosed_fence(other_notes):
         problems.append("unclosed code fence in the text outside the seven items")
@@ -345,6 +401,7 @@ def parse_embodiment_profile(text: str, path: Path) -> EmbodimentProfile:
         model_visible_views=views,
         preamble=preamble,
         other_notes=other_notes,
+        camera_joints=MappingProxyType(camera_joints),
     )
 
 
@@ -368,4 +425,5 @@ def load_embodiment_profile_document_from_config(config: HarnessConfig) -> Embod
     if config.embodiment_profile_file is None:
         return None
     profile = load_embodiment_profile(config.embodiment_profile_file)
+    check_camera_joints(profile, config)
     return check_views_named(profile, list(config.observations.views))
