@@ -32,6 +32,7 @@ __all__ = [
     "ClearanceConfig",
     "DepthConfig",
     "EvaluatorConfig",
+    "GraspConfig",
     "HarnessConfig",
     "HarnessLimits",
     "MemoryConfig",
@@ -46,6 +47,7 @@ __all__ = [
     "TaskApiConfig",
     "ToolArgument",
     "ToolBinding",
+    "ToolPrerequisite",
     "ViewDepthConfig",
     "ViewJointConfig",
     "ViewTopic",
@@ -672,6 +674,61 @@ class ToolArgument(_Model):
     )
 
 
+class ToolPrerequisite(_Model):
+    """A service call the harness makes itself before each call of a tool (a mode switch)."""
+
+    service: str = Field(
+        min_length=1, description="Service to call first (stretch_driver's /switch_to_navigation_mode)."
+    )
+    type: str = Field(
+        default="std_srvs/srv/Trigger",
+        pattern=r"^[A-Za-z0-9_]+/srv/[A-Za-z0-9_]+$",
+        description="Its type, pkg/srv/Name; a reply without success and message fields counts as done.",
+    )
+    request: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Fixed request: field path -> constant (as in a tool's goal; no model arguments).",
+    )
+    timeout_s: float = Field(default=10.0, gt=0, description="Bound on the call; then the tool fails.")
+    server_wait_s: float = Field(default=2.0, gt=0, description="How long to wait for the service.")
+
+    def as_binding(self, tool: str, index: int) -> ToolBinding:
+        """The service binding the harness calls (``tools[].prerequisites[index]`` of ``tool``)."""
+        return ToolBinding(
+            name=f"{tool}.prerequisites.{index}",
+            description=f"prerequisite {index} of tool {tool!r}",
+            service=self.service,
+            type=self.type,
+            arguments={},
+            goal=dict(self.request),
+            timeout_s=self.timeout_s,
+            server_wait_s=self.server_wait_s,
+        )
+
+
+class GraspConfig(_Model):
+    """A gripper commanded as a joint through FollowJointTrajectory (Stretch's
+    ``gripper_aperture``): the grasp reading of its outcome (``ToolBinding.grasp``)."""
+
+    joint: str = Field(
+        min_length=1, description="The gripper joint, one of the goal's trajectory.joint_names."
+    )
+    closed: float = Field(
+        description="The joint position where the empty gripper's fingers meet (positions grow as "
+        "it opens); a goal at or below closed + tolerance closes it (it may squeeze past closed)."
+    )
+    tolerance: float = Field(
+        default=0.01,
+        gt=0,
+        description="A closing gripper that stops farther than this above closed holds something.",
+    )
+    aperture_scale: float = Field(
+        default=1.0,
+        gt=0,
+        description="Metres of aperture per unit of the joint (1 for gripper_aperture, which is in m).",
+    )
+
+
 class ToolBinding(_Model):
     """An action or service of the robot exposed to the model as a typed tool."""
 
@@ -779,6 +836,23 @@ class ToolBinding(_Model):
         description=(
             "When the binding does not fit the installed interface type at start-up, skip this "
             "tool with a warning instead of refusing to start (false: the node refuses)."
+        ),
+    )
+    grasp: GraspConfig | None = Field(
+        default=None,
+        description=(
+            "A FollowJointTrajectory gripper joint: the result gets aperture_m (from the last "
+            "feedback) and holding; a closing goal that stops or stalls short of closed (even one "
+            "the server aborted in motion) is a success with holding: true. See docs/robot.md."
+        ),
+    )
+    prerequisites: list[ToolPrerequisite] = Field(
+        default_factory=list,
+        description=(
+            "Service calls the harness makes, in order, before every call of this tool (after "
+            "the server wait, before the safety hooks), each recorded as a 'prerequisite' event: "
+            "a robot mode switch. One that fails fails the call and the tool does not run. "
+            "See docs/robot.md, prerequisites."
         ),
     )
 
@@ -1175,15 +1249,17 @@ def _preset_name(name: Any, where: str) -> Any:
 
 _logger = logging.getLogger(__name__)
 
-_PRESET_DEFAULTS_TO_SET: dict[str, str] = {
-    "trajectory.joint_names": "a Universal Robots (UR) arm's six joint names",
+_PRESET_DEFAULTS_TO_SET: dict[str, dict[str, str]] = {
+    "move_arm_to": {"trajectory.joint_names": "a Universal Robots (UR) arm's six joint names"},
 }
-"""Preset goal fields whose shipped value fits one robot only: a config that keeps them is warned."""
+"""Per preset (its ``name``), goal fields whose shipped value fits one robot only: a config
+that keeps them is warned. The joint grippers' ``gripper_aperture`` is Stretch's, but it is
+also what the preset is for."""
 
 
 def _warn_kept_preset_defaults(preset: dict[str, Any], entry: dict[str, Any], index: int) -> None:
     goal = raw if isinstance(raw := entry.get("goal"), dict) else {}
-    for field, what in _PRESET_DEFAULTS_TO_SET.items():
+    for field, what in _PRESET_DEFAULTS_TO_SET.get(str(preset.get("name")), {}).items():
         shipped = (preset.get("goal") or {}).get(field)
         if shipped is not None and field not in goal:
             _logger.warning(

@@ -324,6 +324,14 @@ def tool_spec(binding: Any) -> tuple[ToolSpec, CompiledBinding | None]:
         prefix = f"tool {binding.name!r}"
         text = text if text.startswith(prefix) else f"{prefix}: {text}"
         raise ToolError(text + distro_advice(binding, text)) from None
+    for index, prerequisite in enumerate(getattr(binding, "prerequisites", ())):
+        try:  # the service the harness calls first binds as a tool of its own
+            tool_spec(prerequisite.as_binding(binding.name, index))
+        except ToolError as err:
+            text = str(err).replace(
+                f"tool '{binding.name}.prerequisites.{index}'", f"prerequisites[{index}]", 1
+            )
+            raise ToolError(f"tool {binding.name!r}: {text}") from None
     return spec, compiled
 
 

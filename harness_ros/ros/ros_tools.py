@@ -742,16 +742,7 @@ class PrerequisiteCall:
         *,
         callback_group: CallbackGroup | None = None,
     ) -> None:
-        binding = ToolBinding(
-            name=f"{tool}.prerequisites.{index}",
-            description=f"prerequisite {index} of tool {tool!r}",
-            service=prerequisite.service,
-            type=prerequisite.type,
-            arguments={},
-            goal=dict(prerequisite.request),
-            timeout_s=prerequisite.timeout_s,
-            server_wait_s=prerequisite.server_wait_s,
-        )
+        binding = prerequisite.as_binding(tool, index)
         try:
             self._call = ServiceTool(node, binding, callback_group=callback_group)
         except ToolError as err:
