@@ -58,7 +58,9 @@ def test_a_recursive_alias_is_refused() -> None:
 
 
 def test_the_budget_counts_expanded_values() -> None:
-    wide = "a: &a [" + ", ".join(["1"] * 1000) + "]\nb: [" + ", ".join(["*a"] * (MAX_NODES // 1000 + 1)) + "]\n"
+    wide = (
+        "a: &a [" + ", ".join(["1"] * 1000) + "]\nb: [" + ", ".join(["*a"] * (MAX_NODES // 1000 + 1)) + "]\n"
+    )
     with pytest.raises(YamlTooLarge):
         safe_load(wide)
 
