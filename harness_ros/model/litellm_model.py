@@ -65,10 +65,14 @@ _REGISTER_LOCK = threading.Lock()
 
 
 def import_litellm() -> Any:
-    """litellm with its bundled cost map: importing it never reaches the network."""
+    """litellm with its bundled cost map: importing it never reaches the network. Its
+    "Give Feedback / Get Help" banner is switched off: litellm prints it to stdout on every
+    failed attempt (three times in the node log for one decision with two retries), and
+    the harness's own LLMError already says what failed and where."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    litellm.suppress_debug_info = True
     return litellm
 
 
