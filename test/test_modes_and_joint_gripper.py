@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,6 @@ pytest.importorskip("control_msgs")
 
 from support.processes import ServerProcess
 from support.spinning_node import spinning_node
-from support.waiting import wait_for
 
 from harness_ros.config import HarnessConfig, load_config
 from harness_ros.events import EventType, HarnessEvent
@@ -129,6 +130,17 @@ def tools_of(node: Any, config: HarnessConfig, server: ServerProcess) -> dict[st
     return tools
 
 
+def wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
+    """Poll ``condition`` (the server's output, read by its own thread) until ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    tick = threading.Event()
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        tick.wait(0.02)
+    return True
+
+
 def seen(server: ServerProcess) -> list[str]:
     """What the stand-in was asked, in order, without the goals' JSON."""
     out = []
@@ -168,7 +180,7 @@ def test_the_harness_switches_modes_before_each_tool_and_records_it(
 
     # The driver saw each mode switch before the goal that needs it (always made, even
     # when the mode is already right: the third call), and every goal in its mode.
-    assert wait_for(lambda: len(seen(server)) == 6, 5.0, what="six requests"), server.output
+    assert wait_for(lambda: len(seen(server)) == 6, 5.0), server.output
     assert seen(server) == [
         "call /switch_to_navigation_mode mode=position",
         "goal /navigate_to_pose mode=navigation",
@@ -215,7 +227,7 @@ def test_a_failed_prerequisite_fails_the_call_and_the_tool_does_not_run(
     tools = tools_of(node, config, server)
     events = run_task(tools, [_call("move_arm_to", pose="reach")], tmp_path / "runs")
 
-    assert wait_for(lambda: len(seen(server)) >= 1, 5.0, what="the mode switch"), server.output
+    assert wait_for(lambda: len(seen(server)) >= 1, 5.0), server.output
     assert seen(server) == ["call /switch_to_position_mode mode=position"]  # no goal was sent
     result = next(e for e in events if e.type is EventType.TOOL_RESULT)
     assert result.data["result"]["success"] is False
