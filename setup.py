@@ -24,7 +24,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "sim", "sim.*"]),
-    package_data={PACKAGE: ["py.typed", "local_model/templates/*.jinja"]},
+    package_data={PACKAGE: ["py.typed", "local_model/templates/*.jinja", "console/static/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -79,6 +79,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "startup",
                 "trajectory",
                 "progress",  # reads the typed trajectory's envelope
+                "console",  # the operator console's state and web app (its ROS side is in ros/)
             }
         ),
     ),

@@ -44,6 +44,8 @@ PIP_ONLY = {
     "litellm": "litellm",
     "rosbags": "rosbags",
     "rosbags.image": "rosbags-image",
+    "starlette": "starlette",  # harness-ros console
+    "uvicorn": "uvicorn",
 }
 """Imported module -> pip distribution, for modules that have no rosdep key."""
 
