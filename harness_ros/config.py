@@ -1101,6 +1101,18 @@ class TaskApiConfig(_Model):
     max_json_depth: int = Field(
         default=8, ge=2, le=64, description="JSON payloads nesting deeper than this are refused."
     )
+    max_revisions_per_task: int = Field(
+        default=16,
+        ge=1,
+        le=1000,
+        description="Revisions (~/revise) one task takes; later ones are refused (never compacted).",
+    )
+    max_revision_chars_per_task: int = Field(
+        default=8_000,
+        ge=100,
+        le=200_000,
+        description="Characters of revisions one task takes in all; a revision past them is refused.",
+    )
 
 
 class HarnessConfig(_Model):
@@ -1232,18 +1244,6 @@ def _preset_name(name: Any, where: str) -> Any:
     raise ConfigError(
         f"{where}: no preset for ROS_DISTRO {distro or '(unset)'!r} (keys: {keys}); add a "
         f"{_DEFAULT_PRESET!r} entry"
-    )
-    max_revisions_per_task: int = Field(
-        default=16,
-        ge=1,
-        le=1000,
-        description="Revisions (~/revise) one task takes; later ones are refused (never compacted).",
-    )
-    max_revision_chars_per_task: int = Field(
-        default=8_000,
-        ge=100,
-        le=200_000,
-        description="Characters of revisions one task takes in all; a revision past them is refused.",
     )
 
 
