@@ -20,7 +20,8 @@
 # LD_LIBRARY_PATH; test/support/ros_distros.py does that).
 #
 #   interfaces/harness_sim_msgs        the simulated robot's actions, into the venv;
-#   test/interfaces/<distro>/...       test stand-ins for nav2_msgs and control_msgs with
+#   test/interfaces/<distro>/...       test stand-ins for nav2_msgs, control_msgs and moveit_msgs
+#                                      (with octomap_msgs, object_recognition_msgs) with
 #                                      the fields and constants each ROS distro's release
 #                                      defines for the types the presets bind (no wheels
 #                                      exist for them; test/interfaces/README.md):
@@ -106,6 +107,7 @@ BUILD_DEPS=(
     ros-rosidl-core-generators
     ros-action-msgs
     ros-trajectory-msgs
+    ros-shape-msgs
     catkin-pkg
 )
 MISSING=()
@@ -281,10 +283,12 @@ done
 
 NAV2_CHECK="from nav2_msgs.action import NavigateToPose, DriveOnHeading, BackUp, Spin"
 CONTROL_CHECK="from control_msgs.action import FollowJointTrajectory, GripperCommand, ParallelGripperCommand"
+MOVEIT_CHECK="from moveit_msgs.action import MoveGroup; from moveit_msgs.msg import MoveItErrorCodes"
 STAND_IN_ROOT="$REPO_ROOT/test/interfaces"
 
 # Kilted into the venv: never shadow a real package (a sourced ROS install or a wheel).
-for STANDIN in nav2_msgs control_msgs; do
+# moveit_msgs needs octomap_msgs and object_recognition_msgs first (no wheels either).
+for STANDIN in nav2_msgs control_msgs octomap_msgs object_recognition_msgs moveit_msgs; do
     if [ ! -f "$VENV/share/$STANDIN/.harness_ros-source-hash" ] &&
         "$PYTHON" -c "import $STANDIN" >/dev/null 2>&1; then
         echo "$STANDIN is already installed (not the test stand-in): not building it"
@@ -293,6 +297,9 @@ for STANDIN in nav2_msgs control_msgs; do
     case "$STANDIN" in
     nav2_msgs) CHECK="$NAV2_CHECK" ;;
     control_msgs) CHECK="$CONTROL_CHECK" ;;
+    octomap_msgs) CHECK="from octomap_msgs.msg import OctomapWithPose" ;;
+    object_recognition_msgs) CHECK="from object_recognition_msgs.msg import ObjectType" ;;
+    moveit_msgs) CHECK="$MOVEIT_CHECK" ;;
     esac
     build_package "$STAND_IN_ROOT/kilted/$STANDIN" "$STANDIN" "$CHECK"
 done
@@ -302,3 +309,6 @@ DISTRO_ROOT="$REPO_ROOT/build/ros_distros"
 build_package "$STAND_IN_ROOT/jazzy/nav2_msgs" nav2_msgs "$NAV2_CHECK" "$DISTRO_ROOT/jazzy/install"
 build_package "$STAND_IN_ROOT/jazzy/control_msgs" control_msgs "$CONTROL_CHECK" "$DISTRO_ROOT/jazzy/install"
 build_package "$STAND_IN_ROOT/humble/nav2_msgs" nav2_msgs "$NAV2_CHECK" "$DISTRO_ROOT/humble/install"
+# Jazzy's moveit_msgs (2.6.0) defines the MoveGroup types as Kilted's: a Jazzy process reads
+# the venv's. Humble's (2.2.1) differs; octomap_msgs and object_recognition_msgs come from the venv.
+build_package "$STAND_IN_ROOT/humble/moveit_msgs" moveit_msgs "$MOVEIT_CHECK" "$DISTRO_ROOT/humble/install"

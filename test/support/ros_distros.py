@@ -22,7 +22,7 @@ DISTROS = ("humble", "jazzy", "kilted")
 
 _PREFIXES: dict[str, tuple[str, ...]] = {
     "humble": ("humble", "jazzy"),  # Humble's control_msgs types are Jazzy's (the README)
-    "jazzy": ("jazzy",),
+    "jazzy": ("jazzy",),  # moveit_msgs: the venv's (Jazzy's types are Kilted's, the README)
     "kilted": (),  # in the venv
 }
 
