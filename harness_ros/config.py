@@ -148,11 +148,11 @@ class ModelConfig(_Model):
     call_prefill: Literal["auto", "on", "off"] = Field(
         default="auto",
         description='Start each decision\'s reply with the opening of a call, {"name": " (an '
-        "assistant prefill the server continues). auto: on for an OpenAI-compatible server on this "
-        "machine (api_base on localhost; llama.cpp continues a final assistant message), off "
-        "otherwise: after a failed call the local 1.5B ended its turn at once (its first token was "
-        "the end of turn) where a call was due; made to start a call, it names a tool. on: always "
-        "(a server that continues a final assistant message); off: never.",
+        "assistant prefill the server continues). auto: on for model.profile small (the profile "
+        "auto is small for an OpenAI-compatible server on this machine; llama.cpp continues a final "
+        "assistant message), off otherwise: after a failed call the local 1.5B ended its turn at "
+        "once (its first token was the end of turn) where a call was due; made to start a call, it "
+        "names a tool. on: always (a server that continues a final assistant message); off: never.",
     )
 
     vision: Literal["auto", "true", "false"] = Field(
@@ -161,6 +161,17 @@ class ModelConfig(_Model):
         "a model it does not know, or an OpenAI-compatible server on this machine (api_base on "
         "localhost), is text-only. false: never send images (the observation says the views are not "
         "shown and keeps ages, depth and clearance in metres); true: send them.",
+    )
+
+    profile: Literal["auto", "small", "hosted"] = Field(
+        default="auto",
+        description="What kind of model decides, resolved once at start-up (the log says which and why). "
+        "small: a small model that the harness coaches (held calls, the held finish, notes on the last "
+        "failure or refused call at the end of each decision's request), whose decisions stop where the "
+        "harness's own text begins, with a loaded skill kept in the history and, with call_prefill auto, "
+        "each reply started as a call; hosted: none of that. auto: small for an OpenAI-compatible server "
+        "on this machine (api_base on localhost), hosted otherwise; set it when the URL misleads (a 70B "
+        "model on localhost: hosted; a 1.5B model on another machine: small).",
     )
 
     @field_validator("vision", mode="before")

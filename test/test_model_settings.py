@@ -345,3 +345,102 @@ def test_a_text_only_model_cannot_be_its_own_image_evaluator(tmp_path: Path) -> 
         raised.value
     )
     assert "model.vision is false" in str(raised.value)
+
+
+# ---------------------------------------------------------------------- model.profile
+def _requests_after_a_failed_grasp(model_name: str, profile: str) -> list[dict[str, Any]]:
+    """Each decision request of a task whose grasp fails, from a model built from its config
+    and served on this machine (the loopback server)."""
+    from harness_ros.harness import Harness
+    from harness_ros.model import LiteLLMModel
+    from harness_ros.tools import failure, tool
+
+    @tool(description="Grasp an object.", physical=True)
+    def grasp(object_id: str) -> dict[str, Any]:
+        return failure(f"object out of reach: {object_id} is 0.96 m away")
+
+    replies = [
+        '{"name": "grasp", "arguments": {"object_id": "red_cup"}}',
+        '{"name": "finish_task", "arguments": {"outcome": "failed", "summary": "out of reach"}}',
+    ]
+    with LoopbackLLMServer(replies) as server:
+        cfg = ModelConfig(model=model_name, api_base=server.url, profile=profile, max_retries=0, timeout_s=20)
+        # litellm's MCP import needs 'mcp'
+        model = LiteLLMModel.from_config(
+            cfg, api_key="not-a-real-key", completion_kwargs={"_skip_mcp_handler": True}
+        )
+        events = list(Harness(model=model, tools=[grasp]).run("pick up the red cup", task_id="profile"))
+        assert events[-1].data["finished_by"] == "finish_task", events[-1].data
+        return list(server.requests)
+
+
+def _coached(request: dict[str, Any]) -> bool:
+    """Whether a decision request carries the small-model coaching: the failure note last
+    (before a call prefill), and decisions that stop at the harness's own text."""
+    notes = [m for m in request["messages"] if m["role"] == "user"]
+    return "stop" in request and str(notes[-1]["content"]).startswith("Your last grasp call")
+
+
+def test_a_70b_model_on_localhost_with_profile_hosted_gets_no_coaching() -> None:
+    on_localhost = ModelConfig(model="openai/llama-3.3-70b", api_base="http://127.0.0.1:8080/v1")
+    assert _built_profile(on_localhost).name == "small"  # auto: the URL's guess
+    hosted = _built_profile(on_localhost.model_copy(update={"profile": "hosted"}))
+    assert (hosted.name, hosted.why, hosted.guided) == ("hosted", "model.profile: hosted", False)
+
+    _, after_failure = _requests_after_a_failed_grasp("openai/llama-3.3-70b", "hosted")
+    assert not _coached(after_failure)
+    assert after_failure["messages"][-1]["role"] == "tool"  # no note, no prefill after the result
+    _, auto_after_failure = _requests_after_a_failed_grasp("openai/llama-3.3-70b", "auto")
+    assert _coached(auto_after_failure)
+
+
+def test_a_remote_small_model_with_profile_small_gets_coaching() -> None:
+    remote = ModelConfig(
+        model="openai/qwen2.5-coder-1.5b-instruct", api_base="https://gpu-box.example.com/v1"
+    )
+    auto = _built_profile(remote)
+    assert (auto.name, auto.guided) == ("hosted", False)
+    assert auto.why == (
+        "auto: openai/qwen2.5-coder-1.5b-instruct at https://gpu-box.example.com/v1 "
+        "is not served on this machine"
+    )
+    small = _built_profile(remote.model_copy(update={"profile": "small"}))
+    assert (small.name, small.why) == ("small", "model.profile: small")
+    assert small.guided and small.stops_at_harness_text and small.skill_in_history and small.prefills_calls
+    # What a task does is the profile's, wherever the server is (here: the loopback one).
+    first, after_failure = _requests_after_a_failed_grasp("openai/qwen2.5-coder-1.5b-instruct", "small")
+    assert not _coached(first) and _coached(after_failure)
+
+
+def _built_profile(cfg: ModelConfig) -> Any:
+    from harness_ros.model import LiteLLMModel
+    from harness_ros.model.contracts import profile_of
+
+    return profile_of(LiteLLMModel.from_config(cfg))
+
+
+def test_the_start_up_log_says_which_profile_applies_and_why(caplog: pytest.LogCaptureFixture) -> None:
+    from harness_ros.model import LiteLLMModel
+
+    url = "http://user:secret@127.0.0.1:8080/v1?key=sk-123"
+    with caplog.at_level("INFO", logger="harness_ros.model.litellm_model"):
+        LiteLLMModel.from_config(ModelConfig(model="openai/qwen2.5-coder-1.5b-instruct", api_base=url))
+        LiteLLMModel.from_config(ModelConfig(model="openai/llama-3.3-70b", api_base=url, profile="hosted"))
+    assert caplog.messages == [
+        "openai/qwen2.5-coder-1.5b-instruct: model profile: small "
+        "(auto: served on this machine at http://127.0.0.1:8080/v1)",
+        "openai/llama-3.3-70b: model profile: hosted (model.profile: hosted)",
+    ]
+    assert "secret" not in caplog.text and "sk-123" not in caplog.text
+
+
+def test_check_settings_carry_the_resolved_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    settings = validate_model_settings(
+        config(tmp_path, model={"model": "openai/gpt-4o-mini", "profile": "small"}), require_model=True
+    )
+    assert [s.profile.describe() if s.profile else None for s in settings] == [
+        "model profile: small (model.profile: small)"
+    ]
+    with pytest.raises(ConfigError, match=r"model\.profile"):
+        config(tmp_path, model={"model": "openai/gpt-4o-mini", "profile": "tiny"})

@@ -46,7 +46,7 @@ from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
 from harness_ros.harness.calls import CallOutcome, skill_hint, skill_named
 from harness_ros.memory.evidence import StepAhead, bound_to_call, step_ahead
-from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images
+from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images, profile_of
 from harness_ros.model.markers import cut_harness_echo
 from harness_ros.model.text_calls import not_offered_name
 from harness_ros.observation.contracts import FirstFrameSource, Observation
@@ -109,6 +109,8 @@ class TaskRunner:
         self, harness: TaskHost, active: ActiveTask, instruction: str, runlog: RunLog | None
     ) -> None:
         self._h = harness
+        self._profile = profile_of(harness.model)
+        """``model.profile``, resolved when the model was built: what the guidance reads."""
         self._active = active
         self._instruction = instruction.strip()
         self._runlog = runlog
@@ -185,8 +187,7 @@ class TaskRunner:
             tool_definitions=tuple(h.registry.definitions(summaries)),
             skill_catalog=h.skills.render_catalog() if h.skills is not None and h.skills.has_skills else "",
         )
-        in_history = bool(getattr(h.model, "keeps_skill_in_history", False))
-        self._builder = ContextBuilder(resident, skill_in_history=in_history)
+        self._builder = ContextBuilder(resident, skill_in_history=self._profile.skill_in_history)
         self._builder.history.add_instruction(self._instruction, session=self._active.session_context)
         self._timer = threading.Timer(h.limits.task_timeout_s, self._on_deadline)
         self._timer.daemon = True
@@ -450,7 +451,7 @@ class TaskRunner:
         give pick_object" as its last words, drove to the surface, and picked from there;
         out of reach, in 5 of the 6 tasks it succeeded (BENCHMARKS.md section 9). At the call,
         the values are known: "target = "red_cup"", as in the failure note it follows."""
-        if not getattr(self._h.model, "stops_at_harness_text", False) or self._h.memory is None:
+        if not self._profile.guided or self._h.memory is None:
             return None
         if call.arguments is None or not self._is_physical(call.name):
             return None
@@ -523,7 +524,7 @@ class TaskRunner:
         eval run R, episode 1, the 1.5B made the same place with the pick's
         ``held_object_id`` twice, then ended the task as succeeded with the cup still in the
         gripper (the harness's goal check said failed; the robot had never placed it)."""
-        if not getattr(self._h.model, "stops_at_harness_text", False) or self._finish_was_held:
+        if not self._profile.guided or self._finish_was_held:
             return None
         assert call.arguments is not None  # checked by the caller
         steps = self._fold.trajectory.steps
@@ -559,7 +560,7 @@ class TaskRunner:
         and held once, it ended it again. The 1.5B copies a call written as JSON at the end
         of its prompt (the held call's answer, run J). Run N: with this note it drove to the
         kitchen table first; the note ended with that drive, and the 1.5B gave up there."""
-        if not getattr(self._h.model, "stops_at_harness_text", False):
+        if not self._profile.guided:
             return None
         physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool)]
         at = next((i for i in range(len(physical) - 1, -1, -1) if physical[i].refused), None)
@@ -596,7 +597,7 @@ class TaskRunner:
         destination in 4 of 5 tasks, the pick taken as done (a place with an empty gripper
         followed); the failure note, which the 1.5B follows, stands at the end."""
         hold = self._last_hold
-        if hold is None or not getattr(self._h.model, "stops_at_harness_text", False):
+        if hold is None or not self._profile.guided:
             return None
         later = [s for s in self._fold.trajectory.steps[hold.steps_before + 1 :] if not s.refused]
         since = [s for s in later if self._is_physical(s.tool)]
@@ -818,7 +819,7 @@ class TaskRunner:
         recover-failed-grasp in its system message, drove back to the same surface; with
         the skill's line on that reason at the end of its prompt, to the object. Once there,
         with the note gone, it asked the operator what next and drove off without the cup."""
-        if not getattr(self._h.model, "stops_at_harness_text", False):
+        if not self._profile.guided:
             return None
         physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
         at = _open_failure(physical)
@@ -888,7 +889,7 @@ class TaskRunner:
         step at a time: with pick_object's and place_object's both at the first decision,
         the 1.5B drove to the place's surface (two eval instructions of four, BENCHMARKS.md
         section 9)."""
-        if not getattr(self._h.model, "stops_at_harness_text", False) or self._h.memory is None:
+        if not self._profile.guided or self._h.memory is None:
             return None
         physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
         called = {s.tool for s in physical}

@@ -7,18 +7,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
     "ChatModel",
     "ConfigProblem",
     "ModelKind",
+    "ModelProfile",
     "ModelProvider",
     "ModelReply",
+    "ProfileName",
     "ProviderLookup",
     "ToolCall",
     "Usage",
     "count_images",
+    "profile_of",
 ]
 
 ModelKind = Literal["litellm", "local", "scripted", "replay"]
@@ -119,6 +122,88 @@ class ChatModel(Protocol):
         tools: list[dict[str, Any]] | None = None,
         json_mode: bool = False,
     ) -> ModelReply: ...
+
+
+ProfileName = Literal["small", "hosted"]
+"""``small``: a small model (the 1.5B on a CPU) that the harness coaches; ``hosted``: a
+model that needs none of it."""
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    """What kind of model decides, resolved once at start-up (``model.profile``), and the
+    capabilities the harness reads from it: its requests and the guidance parts
+    (``harness_ros.harness.guidance``) read these fields, never the model's URL or name."""
+
+    name: ProfileName
+    why: str
+    """Why this profile applies, for the start-up log: ``model.profile: small`` or
+    ``auto: served on this machine at http://127.0.0.1:8080``."""
+    guided: bool
+    """The task's small-model guidance runs: held calls, the held finish, the focus notes."""
+    stops_at_harness_text: bool
+    """A decision stops where the harness's own blocks begin (``model.markers``)."""
+    skill_in_history: bool
+    """A loaded skill joins the history where it was loaded, not the system message."""
+    prefills_calls: bool
+    """``model.call_prefill: auto`` starts each decision's reply as a call."""
+
+    @classmethod
+    def small(cls, why: str) -> ModelProfile:
+        return cls(
+            "small", why, guided=True, stops_at_harness_text=True, skill_in_history=True, prefills_calls=True
+        )
+
+    @classmethod
+    def hosted(cls, why: str) -> ModelProfile:
+        return cls(
+            "hosted",
+            why,
+            guided=False,
+            stops_at_harness_text=False,
+            skill_in_history=False,
+            prefills_calls=False,
+        )
+
+    def describe(self) -> str:
+        """The start-up log line: ``model profile: small (auto: served on this machine at ...)``."""
+        return f"model profile: {self.name} ({self.why})"
+
+
+@runtime_checkable
+class _DeclaresProfile(Protocol):
+    profile: ModelProfile
+
+
+@runtime_checkable
+class _DeclaresMarkers(Protocol):
+    stops_at_harness_text: bool
+
+
+@runtime_checkable
+class _DeclaresSkillInHistory(Protocol):
+    keeps_skill_in_history: bool
+
+
+def profile_of(model: object) -> ModelProfile:
+    """The profile ``model`` carries (``LiteLLMModel``: resolved from ``model.profile`` when it
+    was built). A ``ChatModel`` that carries none (a recording, a hand-written model, a test
+    double) is hosted, unless it declares the two capabilities a profile is made of
+    (``stops_at_harness_text``, ``keeps_skill_in_history``): the one place they are read."""
+    if isinstance(model, _DeclaresProfile) and isinstance(model.profile, ModelProfile):
+        return model.profile
+    stops = isinstance(model, _DeclaresMarkers) and model.stops_at_harness_text is True
+    in_history = isinstance(model, _DeclaresSkillInHistory) and model.keeps_skill_in_history is True
+    if not stops and not in_history:
+        return ModelProfile.hosted("the model declares no profile")
+    return ModelProfile(
+        "small" if stops else "hosted",
+        "declared by the model object",
+        guided=stops,
+        stops_at_harness_text=stops,
+        skill_in_history=in_history,
+        prefills_calls=False,
+    )
 
 
 def count_images(messages: list[dict[str, Any]]) -> int:

@@ -27,8 +27,16 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness_ros.errors import HarnessError, LLMError
-from harness_ros.model.contracts import ChatModel, ModelReply, ProviderLookup, ToolCall, Usage, count_images
-from harness_ros.model.endpoints import served_on_this_machine
+from harness_ros.model.contracts import (
+    ChatModel,
+    ModelProfile,
+    ModelReply,
+    ProviderLookup,
+    ToolCall,
+    Usage,
+    count_images,
+)
+from harness_ros.model.endpoints import ProfileSetting, resolve_profile, served_on_this_machine
 from harness_ros.model.json_parsing import parse_json_loose
 from harness_ros.model.markers import HARNESS_MARKERS
 from harness_ros.model.redact import redact_secrets, redact_url, url_secrets
@@ -308,6 +316,7 @@ class LiteLLMModel:
         providers: ProviderLookup | None = None,
         json_mode: JsonMode = "auto",
         call_prefill: CallPrefill = "auto",
+        profile: ProfileSetting | ModelProfile = "auto",
     ) -> None:
         if not model or not model.strip():
             raise LLMError("Model string is empty")
@@ -338,6 +347,10 @@ class LiteLLMModel:
         if call_prefill not in ("auto", "on", "off"):
             raise ValueError(f"call_prefill must be 'auto', 'on' or 'off', got {call_prefill!r}")
         self.call_prefill: CallPrefill = call_prefill
+        if not isinstance(profile, ModelProfile):
+            profile = resolve_profile(profile, model, api_base)
+        self.profile: ModelProfile = profile
+        """``model.profile`` resolved once: what the harness's requests and guidance read."""
 
     @property
     def sends_json_mode(self) -> bool:
@@ -355,8 +368,8 @@ class LiteLLMModel:
         """Whether a decision stops generating where the harness's own blocks begin
         (``model.markers``): for a model served on this machine, which on a CPU spends a
         second per few tokens, and which (the 1.5B) followed its calls with copies of the
-        Task Notes. Hosted models do not copy them, and some reject ``stop``."""
-        return served_on_this_machine(self.name, self.api_base)
+        Task Notes. Hosted models do not copy them, and some reject ``stop``. From the profile."""
+        return self.profile.stops_at_harness_text
 
     @property
     def keeps_skill_in_history(self) -> bool:
@@ -366,8 +379,8 @@ class LiteLLMModel:
         after the system text, so a skill in the system message made the next decision read
         the definitions and the whole history again (2,128 of 2,727 tokens, about 70 s with
         the 1.5B on two cores). Hosted providers place the tools first and price the cache,
-        not the seconds: for them the Resident order stays as it is."""
-        return served_on_this_machine(self.name, self.api_base)
+        not the seconds: for them the Resident order stays as it is. From the profile."""
+        return self.profile.skill_in_history
 
     @property
     def prefills_calls(self) -> bool:
@@ -375,10 +388,10 @@ class LiteLLMModel:
         for a model served on this machine. After each failed pick the 1.5B's most likely first
         token was the end of its turn (p 0.33, the start of a new turn next at 0.27, a call's
         opening 0.05): greedy, the reply was empty three times and the task ended as malformed.
-        Started as ``{"name": "``, the same prompt got a call."""
+        Started as ``{"name": "``, the same prompt got a call. Auto: from the profile."""
         if self.call_prefill != "auto":
             return self.call_prefill == "on"
-        return served_on_this_machine(self.name, self.api_base)
+        return self.profile.prefills_calls
 
     @classmethod
     def from_config(cls, cfg: ModelConfig, *, model: str | None = None, **kwargs: Any) -> LiteLLMModel:
@@ -400,10 +413,13 @@ class LiteLLMModel:
             "prompt_cache": cfg.prompt_cache,
             "json_mode": cfg.json_mode,
             "call_prefill": cfg.call_prefill,
+            "profile": cfg.profile,
         }
         # Callers may override a setting (check --online makes one attempt, no retries).
         settings.update(kwargs)
-        return cls(model or cfg.model or "", **settings)
+        built = cls(model or cfg.model or "", **settings)
+        logger.info("%s: %s", built.name, built.profile.describe())
+        return built
 
     @property
     def provider(self) -> str:

@@ -30,8 +30,15 @@ from typing import TYPE_CHECKING, Any
 
 from harness_ros.errors import ConfigError, HarnessError, LLMError
 from harness_ros.local_model.catalog import LOCAL_PREFIX
-from harness_ros.model.contracts import ChatModel, ModelKind, ModelProvider, ModelReply, ProviderLookup
-from harness_ros.model.endpoints import served_on_this_machine
+from harness_ros.model.contracts import (
+    ChatModel,
+    ModelKind,
+    ModelProfile,
+    ModelProvider,
+    ModelReply,
+    ProviderLookup,
+)
+from harness_ros.model.endpoints import resolve_profile, served_on_this_machine
 from harness_ros.model.litellm_model import import_litellm
 
 if TYPE_CHECKING:
@@ -75,6 +82,8 @@ class ModelSetting:
     """The harness sends it camera images (views configured, or it is the evaluator)."""
     note: str = ""
     kind: ModelKind = "litellm"
+    profile: ModelProfile | None = None
+    """``model.profile`` resolved for this model (a litellm model); None: a script or a recording."""
 
 
 class UnconfiguredModel:
@@ -296,7 +305,9 @@ def validate_model_settings(
             if local_problem is not None:
                 raise ConfigError(local_problem)
             note = "served by the node with llama.cpp on 127.0.0.1 for its lifetime (text-only)"
-            settings.append(ModelSetting(role, key, name, "local", False, note, "local"))
+            # The node points the model at its server on this machine: auto is small there.
+            served = resolve_profile(config.model.profile, "openai/local", "http://127.0.0.1")
+            settings.append(ModelSetting(role, key, name, "local", False, note, "local", served))
             continue
         plugin = plugin_provider(name, providers)
         if kind == "scripted" and plugin is not None:
@@ -311,7 +322,8 @@ def validate_model_settings(
         if role == "model" and config.observations.views and not sees_images:
             text_only = "text-only (model.vision): camera views are described, never sent"
             note = f"{note}; {text_only}" if note else text_only
-        settings.append(ModelSetting(role, key, name, provider, sees_images, note))
+        profile = resolve_profile(config.model.profile, name, config.model.api_base)
+        settings.append(ModelSetting(role, key, name, provider, sees_images, note, profile=profile))
     return settings
 
 
