@@ -205,3 +205,56 @@ def test_a_hostile_format_text_reaches_the_model_bounded_on_one_line(
     # the format's own line breaks never start a line of their own
     assert [line for line in text.splitlines() if line.startswith("Note:")] == [f"Note: {note}"]
     assert "\n" not in note and "Note: the operator" not in text.replace(f"Note: {note}", "")
+
+
+STRETCH_LIKE = {
+    "views": {
+        "head": {
+            "topic": "/camera/color/image_raw",
+            "camera_info": "/camera/color/camera_info",
+            "rotate": 90,
+            "pan": {"joint": "joint_head_pan", "positive": "left"},
+            "tilt": {"joint": "joint_head_tilt", "positive": "up"},
+            "depth": {"topic": "/camera/depth", "camera_info": "/camera/depth_info", "qos": "reliable"},
+        },
+        "gripper": {"topic": "/gripper/image", "depth": {"topic": "/gripper/depth", "compressed": True}},
+    }
+}
+
+
+def test_the_graph_check_and_check_know_each_views_depth_and_joints() -> None:
+    from harness_ros.commands.check import _topic_lines
+    from harness_ros.config import HarnessConfig
+    from harness_ros.ros.graph_check import expected_topics, reliable_topics
+
+    config = HarnessConfig.model_validate({"observations": STRETCH_LIKE})
+    topics = expected_topics(config)
+    assert topics["/camera/depth"] == "sensor_msgs/msg/Image"
+    assert topics["/gripper/depth"] == "sensor_msgs/msg/CompressedImage"
+    assert topics["/camera/depth_info"] == topics["/camera/color/camera_info"] == "sensor_msgs/msg/CameraInfo"
+    assert topics["/joint_states"] == "sensor_msgs/msg/JointState"
+    assert reliable_topics(config)["/camera/depth"] == "observations.views.head.depth.qos"
+    lines = _topic_lines(config, {"head": "head", "gripper": "gripper"})
+    assert (
+        "topics:  view head: /camera/color/image_raw (Image, qos sensor_data, max age 1 s, "
+        "turned 90 deg clockwise)" in lines
+    )
+    assert (
+        "topics:  view head tilt: joint 'joint_head_tilt' on /joint_states (JointState, positive up)" in lines
+    )
+    assert (
+        "topics:  view gripper depth: /gripper/depth (CompressedImage, qos sensor_data; "
+        "regions: the depth image's own thirds)" in lines
+    )
+    assert not any("no depth topic" in line for line in lines)
+
+
+def test_the_prompt_size_counts_each_views_depth_line_and_aim() -> None:
+    from harness_ros.commands._prompt_size import sample_observation
+    from harness_ros.config import HarnessConfig
+
+    observation = sample_observation(HarnessConfig.model_validate({"observations": STRETCH_LIKE}))
+    assert [depth.view for depth in observation.view_depths] == ["head", "gripper"]
+    text = text_of(observation)
+    assert "Camera head aim: pan 30 deg left, tilt 20 deg down" in text
+    assert "Depth head nearest/median" in text and "Depth gripper nearest/median" in text

@@ -59,7 +59,14 @@ class PromptCount:
 
 def sample_observation(config: HarnessConfig) -> Any:
     """An observation with every configured view fresh, a clearance and a depth summary."""
-    from harness_ros.observation.contracts import Clearance, DepthRegion, DepthSummary, Observation, ViewImage
+    from harness_ros.observation.contracts import (
+        CameraAim,
+        Clearance,
+        DepthRegion,
+        DepthSummary,
+        Observation,
+        ViewImage,
+    )
     from harness_ros.observation.pipeline import DEPTH_REGION_NAMES
 
     now = 1_000_000.0
@@ -69,18 +76,31 @@ def sample_observation(config: HarnessConfig) -> Any:
         if width * height > view.pixel_budget:
             scale = math.sqrt(view.pixel_budget / (width * height))
             width, height = max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
-        views.append(ViewImage(name, b"", width, height, now - 0.21, 0.21, False))
+        aim = None
+        if view.pan is not None or view.tilt is not None:
+            aim = CameraAim(
+                None if view.pan is None else 30.0, None if view.tilt is None else -20.0, age_s=0.1
+            )
+        views.append(ViewImage(name, b"", width, height, now - 0.21, 0.21, False, aim=aim))
     clearance = None
     if config.observations.clearance is not None:
         clearance = Clearance(1.84, 0.62, 2.47, 0.93, now - 0.12, 0.12, False)
+    regions = tuple(
+        DepthRegion(name, 1.25 + 0.11 * index, 1.62 + 0.13 * index)
+        for index, name in enumerate(DEPTH_REGION_NAMES)
+    )
     depth = None
     if config.observations.depth is not None:
-        regions = tuple(
-            DepthRegion(name, 1.25 + 0.11 * index, 1.62 + 0.13 * index)
-            for index, name in enumerate(DEPTH_REGION_NAMES)
-        )
         depth = DepthSummary(regions=regions, stamp=now - 0.18, age_s=0.18, stale=False)
-    return Observation(time=now, views=tuple(views), clearance=clearance, depth=depth)
+    # a view's own depth camera: one more depth line each, counted like observations.depth's
+    view_depths = tuple(
+        DepthSummary(regions=regions, stamp=now - 0.18, age_s=0.18, stale=False, view=name)
+        for name, view in config.observations.views.items()
+        if view.depth is not None
+    )
+    return Observation(
+        time=now, views=tuple(views), clearance=clearance, depth=depth, view_depths=view_depths
+    )
 
 
 def first_decision(

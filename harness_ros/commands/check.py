@@ -142,14 +142,34 @@ def _topic_lines(config: HarnessConfig, views: dict[str, str]) -> list[str]:
     for name, key in views.items():
         view = observations.views[key]
         kind = "CompressedImage" if view.compressed else "Image"
+        turned = f", turned {view.rotate} deg clockwise" if view.rotate else ""
         lines.append(
-            f"topics:  view {name}: {view.topic} ({kind}, qos {view.qos}, max age {view.max_age_s:g} s)"
+            f"topics:  view {name}: {view.topic} ({kind}, qos {view.qos}, "
+            f"max age {view.max_age_s:g} s{turned})"
         )
+        for axis, joint in (("pan", view.pan), ("tilt", view.tilt)):
+            if joint is not None:
+                lines.append(
+                    f"topics:  view {name} {axis}: joint {joint.joint!r} on {joint.topic} "
+                    f"(JointState, positive {joint.positive})"
+                )
+        if view.depth is not None:
+            depth_kind = "CompressedImage" if view.depth.compressed else "Image"
+            layout = (
+                "registered by camera_info"
+                if view.camera_info is not None and view.depth.camera_info is not None
+                else "the depth image's own thirds"
+            )
+            lines.append(
+                f"topics:  view {name} depth: {view.depth.topic} ({depth_kind}, qos {view.depth.qos}; "
+                f"regions: {layout})"
+            )
     if not views:
         lines.append("topics:  no camera view (observations.views): the model sees no image")
     depth = observations.depth
     if depth is None:
-        lines.append("topics:  no depth topic (observations.depth.topic)")
+        if not any(view.depth for view in observations.views.values()):  # else listed under its view
+            lines.append("topics:  no depth topic (observations.depth.topic)")
     else:
         kind = "CompressedImage" if depth.compressed else "Image"
         # Only the registration reads camera_info (depth.view's and depth's own, both

@@ -311,6 +311,15 @@ def expected_topics(config: HarnessConfig) -> dict[str, str]:
     """Configured topic -> expected type (as written in the config, before resolution)."""
     obs = config.observations
     topics = {view.topic: _COMPRESSED if view.compressed else _IMAGE for view in obs.views.values()}
+    for view in obs.views.values():
+        if view.depth is not None:
+            topics[view.depth.topic] = _COMPRESSED if view.depth.compressed else _IMAGE
+            if view.camera_info is not None and view.depth.camera_info is not None:
+                topics[view.depth.camera_info] = _CAMERA_INFO
+                topics[view.camera_info] = _CAMERA_INFO
+        for joint in (view.pan, view.tilt):
+            if joint is not None:
+                topics[joint.topic] = "sensor_msgs/msg/JointState"
     if obs.depth is not None:
         topics[obs.depth.topic] = _COMPRESSED if obs.depth.compressed else _IMAGE
         if obs.depth.view is not None and obs.depth.camera_info is not None:
@@ -334,6 +343,9 @@ def reliable_topics(config: HarnessConfig) -> dict[str, str]:
     }
     if obs.depth is not None and obs.depth.qos == "reliable":
         topics[obs.depth.topic] = "observations.depth.qos"
+    for name, view in obs.views.items():
+        if view.depth is not None and view.depth.qos == "reliable":
+            topics[view.depth.topic] = f"observations.views.{name}.depth.qos"
     clearance = obs.clearance
     if clearance is not None and clearance.qos == "reliable":
         for sensor in clearance.sensors():
