@@ -323,6 +323,10 @@ class HarnessNode(LifecycleNode):
             if plugins.observation_extras
             else self._observations
         )
+        from harness_ros.ros.model_view import ModelViewSource
+
+        # What each decision showed the model, on ~/model_view/<view> (no re-encoding).
+        observations = self._model_views = ModelViewSource(self, observations)
         robot_state = None
         if config.evaluator.state:
             from harness_ros.ros.robot_state import RosRobotState
@@ -339,6 +343,7 @@ class HarnessNode(LifecycleNode):
             operator=operator,
             plugins=plugins,
         )
+        self._model_views.enabled = bool(getattr(self._harness, "model_vision", True))
         self.config = config
         from harness_ros.ros.bag.recorder import attach_recorder
 
@@ -534,6 +539,9 @@ class HarnessNode(LifecycleNode):
             if destroy is not None:
                 destroy()
         self._tools = []
+        if getattr(self, "_model_views", None) is not None:
+            self._model_views.destroy()
+            self._model_views = None
         if self._observations is not None:
             self._observations.destroy()
             self._observations = None

@@ -215,7 +215,9 @@
     for (;;) {
       try {
         const reply = await fetch("/api/stream", { headers: headers(), cache: "no-store" });
-        if (reply.status === 401) { sessionStorage.removeItem(KEY); showLogin("the token was refused"); return; }
+        if (reply.status === 401) {
+          sessionStorage.removeItem(KEY); following = false; showLogin("the token was refused"); return;
+        }
         const reader = reply.body.getReader();
         const decoder = new TextDecoder();
         let buffer = "";
@@ -241,20 +243,27 @@
     if (reason) feedback(reason);
   }
 
+  let following = false;
   function start() {
     $("main").hidden = false; $("login").hidden = true;
-    follow();
+    if (!following) { following = true; follow(); }
   }
 
-  document.addEventListener("DOMContentLoaded", () => {
+  function takeTokenFromFragment() {
     // The token comes in the URL's fragment (never sent to a server), like a notebook
     // server's link; it is kept for this tab only and taken out of the address bar.
     const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-    if (match) {
-      sessionStorage.setItem(KEY, decodeURIComponent(match[1]));
-      history.replaceState(null, "", location.pathname);
-    }
+    if (!match) return false;
+    sessionStorage.setItem(KEY, decodeURIComponent(match[1]));
+    history.replaceState(null, "", location.pathname);
     state.token = sessionStorage.getItem(KEY);
+    return true;
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    takeTokenFromFragment();
+    state.token = sessionStorage.getItem(KEY);
+    window.addEventListener("hashchange", () => { if (takeTokenFromFragment()) start(); });
     $("login-form").addEventListener("submit", (e) => {
       e.preventDefault();
       const value = $("token-input").value.trim();
