@@ -65,6 +65,8 @@ PRESET_SAMPLES: dict[str, dict[str, Any]] = {
     "close_gripper": {},
     "open_parallel_gripper": {},
     "close_parallel_gripper": {},
+    "open_joint_gripper": {},
+    "close_joint_gripper": {},
     "trigger": {},
     "set_bool": {"enable": False},
 }
@@ -188,6 +190,8 @@ def preset_goals(distro: str) -> dict[str, dict[str, Any]]:
         "close_gripper": gripper(0.0),
         "open_parallel_gripper": parallel_gripper(0.08),
         "close_parallel_gripper": parallel_gripper(0.0),
+        "open_joint_gripper": trajectory(["gripper_aperture"], [0.07], 2.0),
+        "close_joint_gripper": trajectory(["gripper_aperture"], [-0.02], 2.0),
         "trigger": {},
         "set_bool": {"data": False},
     }
