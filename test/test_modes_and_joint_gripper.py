@@ -218,6 +218,11 @@ def test_the_harness_switches_modes_before_each_tool_and_records_it(
     assert steps[1]["prerequisites"] == [
         {"service": "/switch_to_position_mode", "success": True, "message": "Now in position mode."}
     ]
+    # The HTML report lists each switch under its turn.
+    from harness_ros.report import render_report
+
+    html = render_report(tmp_path / "runs" / "t1")
+    assert html.count("<code>prerequisite</code>") == 3 and "/switch_to_navigation_mode" in html
 
 
 def test_a_failed_prerequisite_fails_the_call_and_the_tool_does_not_run(
