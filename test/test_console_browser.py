@@ -3,7 +3,7 @@
 Processes on this test's ROS domain: a camera/depth/scan publisher, a test action server,
 the harness node (model: the loopback OpenAI-compatible server in this process) and
 ``harness-ros console``. Chromium (Debian's package, scripts/ensure_chromium.sh) is driven
-over the DevTools protocol (aiohttp's websocket client). The page:
+over the DevTools protocol on its debugging pipe (no driver package needed). The page:
 
 - without the token reads nothing (every API answer 401, a token in the query string too);
 - shows the first decision's images (``~/model_view/<view>``) and the model's hostile
@@ -17,9 +17,11 @@ is measured and printed.
 
 from __future__ import annotations
 
-import asyncio
+import fcntl
 import json
+import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -32,8 +34,6 @@ import pytest
 from support.processes import ServerProcess
 
 from harness_ros.testing.loopback_llm import LoopbackLLMServer, finish_reply
-
-pytest.importorskip("aiohttp")
 
 REPO = Path(__file__).resolve().parents[1]
 SUPPORT = REPO / "test" / "support"
@@ -100,37 +100,56 @@ def _config(tmp_path: Path, url: str) -> Path:
 
 
 class Page:
-    """One Chromium tab over the DevTools protocol."""
+    """One Chromium tab over the DevTools protocol, on the pipe Chromium opens with
+    ``--remote-debugging-pipe`` (fd 3 in, fd 4 out; NUL-terminated JSON messages)."""
 
-    def __init__(self, ws: Any) -> None:
-        self._ws = ws
+    def __init__(self, to_browser: int, from_browser: int) -> None:
+        self._out, self._in = to_browser, from_browser
+        self._buffer = b""
         self._id = 0
+        self.session: str | None = None
 
-    async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _read_message(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            ready, _, _ = select.select([self._in], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, "Chromium did not answer in time"
+            chunk = os.read(self._in, 1 << 20)
+            assert chunk, "Chromium closed its DevTools pipe"
+            self._buffer += chunk
+        message, _, self._buffer = self._buffer.partition(b"\0")
+        return dict(json.loads(message))
+
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, *, browser: bool = False
+    ) -> dict[str, Any]:
         self._id += 1
         ident = self._id
-        await self._ws.send_json({"id": ident, "method": method, "params": params or {}})
+        request: dict[str, Any] = {"id": ident, "method": method, "params": params or {}}
+        if self.session is not None and not browser:
+            request["sessionId"] = self.session
+        os.write(self._out, json.dumps(request).encode() + b"\0")
+        deadline = time.monotonic() + WAIT_S
         while True:
-            message = await self._ws.receive_json(timeout=WAIT_S)
+            message = self._read_message(deadline)
             if message.get("id") == ident:
                 assert "error" not in message, message
                 return dict(message.get("result") or {})
 
-    async def eval(self, expression: str) -> Any:
-        result = await self.send(
+    def eval(self, expression: str) -> Any:
+        result = self.send(
             "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}
         )
         assert "exceptionDetails" not in result, result
         return result["result"].get("value")
 
-    async def until(self, expression: str, what: str, timeout_s: float = WAIT_S) -> Any:
+    def until(self, expression: str, what: str, timeout_s: float = WAIT_S) -> Any:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            value = await self.eval(expression)
+            value = self.eval(expression)
             if value:
                 return value
-            await asyncio.sleep(0.05)  # polling the page, not waiting for ROS
-        text = await self.eval("document.body.innerText")
+            time.sleep(0.05)  # polling the page, not waiting for ROS
+        text = self.eval("document.body.innerText")
         pytest.fail(f"{what}: not within {timeout_s:g} s; page text:\n{text[-3000:]}")
 
 
@@ -174,12 +193,20 @@ def stack(tmp_path: Path, ros_env: dict[str, str]) -> Iterator[tuple[str, Path]]
             server.stop()
 
 
-async def _browse(link: str, profile: Path) -> list[float]:
-    import aiohttp
+def _above_four(fd: int) -> int:
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+    os.close(fd)
+    return high
 
+
+def _browse(link: str, profile: Path) -> list[float]:
     chromium = _chromium()
     assert chromium is not None
-    browser = await asyncio.create_subprocess_exec(
+    to_browser_r, to_browser_w = os.pipe()
+    from_browser_r, from_browser_w = os.pipe()
+    # The child's ends above fd 4, so that wiring them to 3 and 4 overwrites neither.
+    to_browser_r, from_browser_w = (_above_four(fd) for fd in (to_browser_r, from_browser_w))
+    command = [
         chromium,
         "--headless",
         "--no-sandbox",
@@ -189,39 +216,47 @@ async def _browse(link: str, profile: Path) -> list[float]:
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
-        "--remote-debugging-port=0",
+        "--remote-debugging-pipe",
         f"--user-data-dir={profile}",
         "about:blank",
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
+    ]
+
+    # The shell puts the pipe ends at fds 3 and 4 of the browser, where it expects them.
+    wired = ["bash", "-c", f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}', *command]
+    browser = subprocess.Popen(
+        wired,
+        stdout=subprocess.DEVNULL,
+        stderr=(profile.parent / "chromium.log").open("wb"),
+        pass_fds=(to_browser_r, from_browser_w),
     )
+    os.close(to_browser_r)
+    os.close(from_browser_w)
     try:
-        assert browser.stderr is not None
-        port = None
-        while port is None:
-            line = (await asyncio.wait_for(browser.stderr.readline(), WAIT_S)).decode()
-            assert line, "chromium exited before it listened"
-            found = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
-            port = found.group(1) if found else None
-        base = link.split("#", 1)[0]
-        async with aiohttp.ClientSession() as session:
-            async with session.put(f"http://127.0.0.1:{port}/json/new?{base}") as reply:
-                target = await reply.json(content_type=None)
-            async with session.ws_connect(target["webSocketDebuggerUrl"], max_msg_size=0) as ws:
-                page = Page(ws)
-                return await _drive(page, link, base)
+        page = Page(to_browser_w, from_browser_r)
+        target = page.send("Target.createTarget", {"url": link.split("#", 1)[0]}, browser=True)
+        attached = page.send(
+            "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}, browser=True
+        )
+        page.session = attached["sessionId"]
+        return _drive(page, link)
     finally:
         browser.terminate()
-        await browser.wait()
+        try:
+            browser.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            browser.kill()
+            browser.wait(timeout=5)
+        os.close(to_browser_w)
+        os.close(from_browser_r)
 
 
-async def _drive(page: Page, link: str, base: str) -> list[float]:
+def _drive(page: Page, link: str) -> list[float]:
     token = link.split("#token=", 1)[1]
     # ---- without the token: the shell page, and nothing readable or writable
-    await page.until(
+    page.until(
         "document.getElementById('login') !== null && !document.getElementById('login').hidden", "login"
     )
-    statuses = await page.eval(
+    statuses = page.eval(
         """Promise.all([
           fetch('/api/state').then(r => r.status),
           fetch('/api/stream').then(r => r.status),
@@ -232,34 +267,34 @@ async def _drive(page: Page, link: str, base: str) -> list[float]:
         ])""".replace("TOKEN", token)
     )
     assert statuses == [401] * 6
-    assert "task" not in (await page.eval("document.getElementById('events').innerText")).lower()
+    assert "task" not in (page.eval("document.getElementById('events').innerText")).lower()
 
     # ---- with the token (in the fragment: never sent to the server)
-    await page.send("Page.navigate", {"url": link})
-    await page.until("document.getElementById('connection').textContent === 'connected'", "connected")
-    assert await page.eval("location.hash") == ""  # taken out of the address bar
-    await page.eval(
+    page.send("Page.navigate", {"url": link})
+    page.until("document.getElementById('connection').textContent === 'connected'", "connected")
+    assert page.eval("location.hash") == ""  # taken out of the address bar
+    page.eval(
         "document.getElementById('instruction').value = 'compute the Fibonacci sequence of order 5';"
         "document.getElementById('instruction-form').requestSubmit(); true"
     )
-    await page.until("document.querySelector('.approval .approve') !== null", "the approval card")
+    page.until("document.querySelector('.approval .approve') !== null", "the approval card")
     # the first decision's images, as the model saw them
-    await page.until(
+    page.until(
         "['front','torso','wrist'].every(v => {"
         " const i = document.querySelector(`figure[data-view=${v}] img`);"
         " return i && i.dataset.version && i.naturalWidth > 0; })",
         "the model's three views",
     )
     # the model's hostile text is shown as text: no element, no script ran
-    shown = await page.eval(
+    shown = page.eval(
         "Array.from(document.querySelectorAll('#events li[data-type=model_response]'))"
         ".map(l => l.textContent)"
     )
     assert any(HOSTILE in text for text in shown), shown
-    assert await page.eval("document.querySelectorAll('img[src=x], #events script').length") == 0
-    assert "pwned" not in await page.eval("document.title")
+    assert page.eval("document.querySelectorAll('img[src=x], #events script').length") == 0
+    assert "pwned" not in page.eval("document.title")
     # a changed request is refused (the hash the page was shown, tampered with)
-    refused = await page.eval(
+    refused = page.eval(
         """(() => { const card = document.querySelector('.approval');
           return fetch('/api/approval', {method: 'POST', headers: {'Authorization': 'Bearer TOKEN',
             'Content-Type': 'application/json'}, body: JSON.stringify({request_id: card.dataset.requestId,
@@ -267,40 +302,36 @@ async def _drive(page: Page, link: str, base: str) -> list[float]:
             .then(r => r.json().then(b => [r.status, b.error])); })()""".replace("TOKEN", token)
     )
     assert refused[0] == 409 and "not the request you were shown" in refused[1], refused
-    assert await page.eval("document.querySelectorAll('#events li[data-type=tool_result]').length") == 0
+    assert page.eval("document.querySelectorAll('#events li[data-type=tool_result]').length") == 0
     # the operator approves in the page: the tool runs and the task completes
-    await page.eval("document.querySelector('.approval .approve').click(); true")
-    await page.until("document.querySelector('#events li[data-type=done]') !== null", "the first task's done")
-    results = await page.eval(
+    page.eval("document.querySelector('.approval .approve').click(); true")
+    page.until("document.querySelector('#events li[data-type=done]') !== null", "the first task's done")
+    results = page.eval(
         "Array.from(document.querySelectorAll('#events li[data-type=tool_result]')).map(l => l.textContent)"
     )
     assert any("fibonacci_approved" in text and "denied" not in text.lower() for text in results), results
-    assert "completed" in await page.eval("document.querySelector('#events li[data-type=done]').textContent")
+    assert "completed" in page.eval("document.querySelector('#events li[data-type=done]').textContent")
 
     # ---- a cancel in the page stops the task (it waits for an answer)
-    await page.until("document.getElementById('cancel').disabled", "no running task")
-    await page.eval(
+    page.until("document.getElementById('cancel').disabled", "no running task")
+    page.eval(
         "document.getElementById('instruction').value = 'ask the operator which cup';"
         "document.getElementById('instruction-form').requestSubmit(); true"
     )
-    await page.until("document.querySelector('.question') !== null", "the question card")
-    question = await page.eval("document.querySelector('.question').textContent")
+    page.until("document.querySelector('.question') !== null", "the question card")
+    question = page.eval("document.querySelector('.question').textContent")
     assert HOSTILE in question
-    await page.eval("document.getElementById('cancel').click(); true")
-    await page.until(
-        "document.querySelectorAll('#events li[data-type=done]').length === 2", "the cancel's done"
-    )
-    last = await page.eval(
-        "Array.from(document.querySelectorAll('#events li[data-type=done]')).pop().textContent"
-    )
+    page.eval("document.getElementById('cancel').click(); true")
+    page.until("document.querySelectorAll('#events li[data-type=done]').length === 2", "the cancel's done")
+    last = page.eval("Array.from(document.querySelectorAll('#events li[data-type=done]')).pop().textContent")
     assert "cancelled" in last, last
-    latencies: list[float] = await page.eval("window.harnessConsole.shown.map(s => s.shown - s.published)")
+    latencies: list[float] = page.eval("window.harnessConsole.shown.map(s => s.shown - s.published)")
     return latencies
 
 
 def test_console_in_headless_chromium(stack: tuple[str, Path]) -> None:
     link, tmp_path = stack
-    latencies = asyncio.run(_browse(link, tmp_path / "chromium"))
+    latencies = _browse(link, tmp_path / "chromium")
     assert latencies, "no decision was timed"
     print(
         f"\nconsole: decision published -> on screen: {len(latencies)} decisions, "
