@@ -118,6 +118,12 @@ def _event_line(event: dict[str, Any]) -> str | None:
         if data.get("action") == "pass" and not data.get("reason"):
             return None  # a silent pass is the normal case; show only what a hook changed
         return f"{prefix}safety {data.get('hook', '')}: {data.get('action')} - {data.get('reason', '')}"
+    if kind == "prerequisite":  # a service call the harness made before the tool (a mode switch)
+        if data.get("success") is True:
+            return (
+                f"{prefix}  first {data.get('service')}: ok {_short(data.get('message') or '', 80)}".rstrip()
+            )
+        return f"{prefix}  first {data.get('service')}: FAILED: {_short(data.get('reason') or '', 160)}"
     if kind == "tool_result":
         step = TrajectoryStep(0, str(data.get("tool") or ""), result=ToolResult.from_json(data.get("result")))
         if step.operator_answer is not None:

@@ -218,6 +218,13 @@ def test_the_harness_switches_modes_before_each_tool_and_records_it(
     assert steps[1]["prerequisites"] == [
         {"service": "/switch_to_position_mode", "success": True, "message": "Now in position mode."}
     ]
+    # `harness-ros task` prints it between the call and its result.
+    from harness_ros.progress import format_event
+
+    assert (
+        format_event(first.to_dict())
+        == "[turn 1]   first /switch_to_navigation_mode: ok Now in navigation mode."
+    )
     # The HTML report lists each switch under its turn.
     from harness_ros.report import render_report
 
