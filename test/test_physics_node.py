@@ -134,7 +134,7 @@ def test_physics_robot_over_dds(ros_context: Any, physics_process: subprocess.Po
         assert status == GoalStatus.STATUS_ABORTED  # position mode: stretch_driver ignores navigation
         assert to_navigation.wait_for_service(timeout_sec=WAIT_S)
         done = to_navigation.call_async(Trigger.Request())
-        assert wait_for(lambda: done.done(), WAIT_S) and done.result().success
+        assert wait_for(done.done, WAIT_S) and done.result().success
         status, result = _run_goal(navigate, into_table)
         assert status == GoalStatus.STATUS_ABORTED
         assert "stalled" in result.error_msg and "dining_table" in result.error_msg
