@@ -25,7 +25,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,19 +44,18 @@ from harness_ros.context import (
 )
 from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
-from harness_ros.harness.calls import CallOutcome, skill_hint, skill_named
-from harness_ros.memory.evidence import StepAhead, bound_to_call, step_ahead
+from harness_ros.harness.calls import CallOutcome
+from harness_ros.harness.guidance import Hold, TaskGuidance, TaskView
+from harness_ros.harness.guidance.reminders import reminder_text, skill_calls_as_loads, skills_named_in
+from harness_ros.harness.guidance.reminders import with_skill_hints as _with_skill_hints
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images, profile_of
 from harness_ros.model.markers import cut_harness_echo
-from harness_ros.model.text_calls import not_offered_name
 from harness_ros.observation.contracts import FirstFrameSource, Observation
-from harness_ros.skills.contracts import LOAD_SKILL, LOAD_SKILL_RESOURCE
-from harness_ros.skills.guidance import items_about, left_of, named_calls
+from harness_ros.skills.contracts import LOAD_SKILL_RESOURCE
+from harness_ros.skills.guidance import named_calls
 from harness_ros.tools import CancelToken, failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
-from harness_ros.trajectory.contracts import note_outcome
-from harness_ros.trajectory.reasons import failure_reason
 
 if TYPE_CHECKING:
     from harness_ros.harness.contracts import TaskHost
@@ -132,11 +131,8 @@ class TaskRunner:
         self._finished = False
         self._revisions: list[str] = []
         self._acting = False
-        self._held: set[tuple[str, str]] = set()
-        """Calls held by a step their tool's ledger gives (tool, arguments as JSON): each once."""
-        self._last_hold: _Hold | None = None
-        self._finish_was_held = False
-        """Whether a finish_task giving up was held this task (it is held once at most)."""
+        self._guidance = TaskGuidance()
+        """The small-model guidance (``harness.guidance``): its parts and this task's holds."""
         self._shown_observation: str | None = None
         """The text of the last observation kept in a text-only model's history."""
         self._tokens = dict.fromkeys(Usage().to_dict(), 0)
@@ -248,11 +244,9 @@ class TaskRunner:
             if end is not None:
                 return end
             messages = builder.messages(self._kept_observation(builder, obs_message))
-            focus = (
-                self._held_focus() or self._refused_focus() or self._failure_focus() or self._ahead_focus()
-            )
+            focus = self._guidance.before_decision(self._view())
             if focus is not None:
-                messages.append(focus)
+                messages.append(focus.message())
             try:
                 reply = self._h.model.complete(messages, tools=builder.tools())
             except LLMError as err:
@@ -364,7 +358,8 @@ class TaskRunner:
         # A copy of the harness's own blocks (Task Notes, an observation) is not the model's
         # text: it never ends a task, is never stored as the model's words, and is never
         # shown back to the model as if it had written it.
-        reply = self._skill_calls_as_loads(reply)
+        skills = self._h.skills.names if self._h.skills is not None else ()
+        reply = skill_calls_as_loads(reply, skills, _loaded_name(self._h.skill_session), self._h.registry)
         own_text, echoed = cut_harness_echo(reply.text)
         text = (own_text or "").strip()
         if not reply.tool_calls:
@@ -372,8 +367,8 @@ class TaskRunner:
                 return (yield from self._complete(None, text, "operator_question"))
             if text:
                 return (yield from self._remind(builder, reply, text))
-            note = _EMPTY_REPLY_NOTE if not echoed else _ECHO_REPLY_NOTE
-            builder.history.add(EntryKind.HARNESS, {"role": "user", "content": self._with_last_failure(note)})
+            note = self._guidance.on_note(self._view(), _EMPTY_REPLY_NOTE if not echoed else _ECHO_REPLY_NOTE)
+            builder.history.add(EntryKind.HARNESS, {"role": "user", "content": note})
             return self._count_malformed(
                 "the model's reply only repeated the harness's text"
                 if echoed
@@ -386,9 +381,9 @@ class TaskRunner:
         first, rest = calls[0], calls[1:]
         if first.name == FINISH_TASK and self._h.calls.check(first) is None:
             assert first.arguments is not None  # checked
-            held = self._finish_held(first)
+            held = self._guidance.before_finish(self._view(), first)
             if held is not None:
-                yield from self._hold(builder, first, held, rest, refusal="held_finish")
+                yield from self._hold(builder, first, held, rest)
                 return None
             yield from self._refuse_later_calls(
                 None, rest, lambda _: f"not executed: the task ended with {FINISH_TASK}"
@@ -399,7 +394,7 @@ class TaskRunner:
         if not self._acting and self._h.memory is not None:
             self._acting = True
             self._h.memory.set_phase("acting")
-        held = self._held_by_experience(first) or self._held_repeat(first)
+        held = self._guidance.before_call(self._view(), first)
         if held is not None:
             yield from self._hold(builder, first, held, rest)
             return None
@@ -441,201 +436,16 @@ class TaskRunner:
         self._malformed = 0
         return None
 
-    def _held_by_experience(self, call: ToolCall) -> str | None:
-        """The step the tool's ledger says to take before its first call in a task, bound to
-        this call's values, when the robot calls just before it were not that step; else None.
-
-        Each call is held once: made again as it was, it runs (the lesson may not fit this
-        task). For a model served on this machine, as the other notes: in run H the 1.5B
-        had "Before a pick_object, first navigate_to with target = the object_id you will
-        give pick_object" as its last words, drove to the surface, and picked from there;
-        out of reach, in 5 of the 6 tasks it succeeded (BENCHMARKS.md section 9). At the call,
-        the values are known: "target = "red_cup"", as in the failure note it follows."""
-        if not self._profile.guided or self._h.memory is None:
-            return None
-        if call.arguments is None or not self._is_physical(call.name):
-            return None
-        if self._h.calls.check(call) is not None:
-            return None  # a malformed call gets its own answer
-        physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
-        if any(step.tool == call.name for step in physical):
-            return None  # not its first call: after a failure the failure note takes over
-        key = (call.name, json.dumps(call.arguments, sort_keys=True, default=str))
-        if key in self._held:
-            return None
-        steps = [found for lesson in self._ledger_failures(call.name) if (found := step_ahead(lesson))]
-        bound = [found for found in steps if found.bound(call.arguments)]
-        if not bound or any(found.taken(physical, call.arguments) for found in bound):
-            return None
-        self._held.add(key)
-        steps_before = len(self._fold.trajectory.steps)
-        self._last_hold = _Hold(call.name, dict(call.arguments), bound[0], steps_before)
-        calls = bound[0].calls_for(call.arguments)
-        return (
-            f"not run (the robot did nothing): your experience with {call.name} says to call "
-            f"{', then '.join(calls)} first, then {_call_of(call.name, call.arguments)} again; "
-            "made again as it is, the call runs"
-        )
-
-    def _held_repeat(self, call: ToolCall) -> str | None:
-        """The answer to a robot call that repeats the last one that ran, made while a held
-        call waits for the step its ledger gives, once per call; else None.
-
-        Eval run M, episode 1 (memory on): the pick was held with `navigate_to {"target":
-        "red_cup", "standoff_m": 0} first`; the 1.5B drove to kitchen_counter again, where the
-        robot already was, and the pick from there failed (not visible). Made again as it
-        is, the call runs."""
-        hold = self._last_hold
-        if hold is None or call.arguments is None or not self._is_physical(call.name):
-            return None
-        steps = self._fold.trajectory.steps
-        if any(s.tool == hold.tool and not s.refused for s in steps[hold.steps_before + 1 :]):
-            return None  # the held tool ran: the hold is over
-        physical = [s for s in steps if self._is_physical(s.tool) and not s.refused]
-        last = physical[-1] if physical else None
-        if last is None or last.failed or hold.step.taken(physical, hold.arguments):
-            return None
-        if (last.tool, dict(last.arguments)) != (call.name, dict(call.arguments)):
-            return None
-        key = (call.name, json.dumps(call.arguments, sort_keys=True, default=str))
-        if key in self._held:
-            return None
-        self._held.add(key)
-        return (
-            f"not run (the robot did nothing): {_call_of(call.name, call.arguments)} is the call that "
-            f"ran last, and it succeeded; your experience with {hold.tool} says to call "
-            f"{', then '.join(hold.step.calls_for(hold.arguments))} first, then "
-            f"{_call_of(hold.tool, hold.arguments)}; made again as it is, the call runs"
-        )
-
-    def _finish_held(self, call: ToolCall) -> str | None:
-        """The answer to a ``finish_task`` that gives up right after a robot call was refused
-        for its arguments or succeeded, once a task, for a model served on this machine;
-        else None. Called again, ``finish_task`` ends the task.
-
-        Eval run M (the 1.5B, both arms, episode 0): after the pick it called place_object
-        with the pick's ``held_object_id``, was answered with the call without it, and ended
-        the task as failed ("The object was too far away"): the robot had done nothing, and
-        the task was one place away from done. Run N, the same episode: after that refusal
-        it drove to the kitchen table, then ended the task as failed with the cup in the
-        gripper there, giving the pick's earlier "object out of reach" as the reason.
-
-        A success claimed right after a robot call refused for its arguments is held too:
-        eval run R, episode 1, the 1.5B made the same place with the pick's
-        ``held_object_id`` twice, then ended the task as succeeded with the cup still in the
-        gripper (the harness's goal check said failed; the robot had never placed it)."""
-        if not self._profile.guided or self._finish_was_held:
-            return None
-        assert call.arguments is not None  # checked by the caller
-        steps = self._fold.trajectory.steps
-        last = steps[-1] if steps else None
-        claim = call.arguments.get("outcome")
-        if claim not in ("failed", "succeeded") or last is None or not self._is_physical(last.tool):
-            return None
-        if last.refusal == "invalid_arguments":
-            why = last.result.reason or "no reason given"
-            did = "nothing failed" if claim == "failed" else f"{last.tool} was not done"
-            answer = (
-                f"your last call, {last.tool}, was refused for its arguments before it ran, so the "
-                f"robot did nothing and {did} ({why}). Make the call with valid arguments"
-            )
-        elif claim == "failed" and not last.refused and not last.failed:
-            answer = (
-                f"your last call, {_call_text(last)}, {note_outcome(last.result)}, so nothing "
-                "failed just now. If the task is not done, make its next call"
-            )
-        else:
-            return None
-        self._finish_was_held = True
-        return f"not ended: {answer}; call {FINISH_TASK} again to end the task anyway"
-
-    def _refused_focus(self) -> Message | None:
-        """After a robot call refused only for arguments its tool does not take, that call
-        without them, as a call, as the last words before a decision (a model served on this
-        machine), until that tool runs, a robot call since fails, or more than
-        ``_FOCUS_MAX_SINCE`` robot calls ran since.
-
-        Eval run M, episode 0: after the pick the 1.5B called place_object with the pick's
-        ``held_object_id``; answered with the call without it, it ended the task as failed,
-        and held once, it ended it again. The 1.5B copies a call written as JSON at the end
-        of its prompt (the held call's answer, run J). Run N: with this note it drove to the
-        kitchen table first; the note ended with that drive, and the 1.5B gave up there."""
-        if not self._profile.guided:
-            return None
-        physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool)]
-        at = next((i for i in range(len(physical) - 1, -1, -1) if physical[i].refused), None)
-        if at is None or physical[at].refusal != "invalid_arguments":
-            return None
-        refused, since = physical[at], physical[at + 1 :]
-        if any(s.tool == refused.tool for s in since) or len(since) > _FOCUS_MAX_SINCE:
-            return None
-        if since and since[-1].failed:
-            return None  # the failure note is about that one
-        kept = self._h.registry.valid_without_extras(refused.tool, refused.arguments)
-        if kept is None:
-            return None
-        extra = [name for name in refused.arguments if name not in kept]
-        valid = ToolCall("refused", refused.tool, json.dumps(kept, default=str), kept)
-        if self._h.calls.check(valid) is not None:
-            return None
-        lines = [
-            f"Your last {refused.tool} call did not run (the robot did nothing): {refused.tool} takes "
-            f"no {', '.join(extra)}."
-        ]
-        if since:
-            lines.append(_since_line(since))
-        lines.append(f"The call without {'it' if len(extra) == 1 else 'them'}, not run yet:")
-        lines.append(json.dumps({"name": refused.tool, "arguments": kept}, ensure_ascii=False, default=str))
-        return {"role": "user", "content": "\n".join(lines)}
-
-    def _held_focus(self) -> Message | None:
-        """After a held call, the step to take and the call to make again, as the last words
-        before a decision, until the held tool runs (or a robot call since fails: the failure
-        note is about that one).
-
-        With only the held answer (run J, 1.5B), the next call went to the instruction's
-        destination in 4 of 5 tasks, the pick taken as done (a place with an empty gripper
-        followed); the failure note, which the 1.5B follows, stands at the end."""
-        hold = self._last_hold
-        if hold is None or not self._profile.guided:
-            return None
-        later = [s for s in self._fold.trajectory.steps[hold.steps_before + 1 :] if not s.refused]
-        since = [s for s in later if self._is_physical(s.tool)]
-        if any(s.tool == hold.tool for s in later) or len(since) > _FOCUS_MAX_SINCE:
-            return None
-        if since and since[-1].failed:
-            return None
-        physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
-        again = _call_of(hold.tool, hold.arguments)
-        if hold.step.taken(physical, hold.arguments):
-            text = f"The step your experience gives is taken: now call {again}."
-        else:
-            lines = [
-                f"Your last {hold.tool} call, {again}, did not run (the robot did nothing).",
-                f"Your experience with {hold.tool} says to call "
-                f"{', then '.join(hold.step.calls_for(hold.arguments))} first, then {again}.",
-            ]
-            if since:
-                lines.insert(1, "Since then: " + "; ".join(f"{_call_text(s)} succeeded" for s in since) + ".")
-            text = "\n".join(lines)
-        return {"role": "user", "content": text}
-
     def _hold(
-        self,
-        builder: ContextBuilder,
-        call: ToolCall,
-        answer: str,
-        rest: Sequence[ToolCall],
-        *,
-        refusal: str = "held_by_experience",
+        self, builder: ContextBuilder, call: ToolCall, hold: Hold, rest: Sequence[ToolCall]
     ) -> Iterator[HarnessEvent]:
-        """Answer a held call (with the step to take first, or a held ``finish_task`` with
-        what the last robot call did); the robot does nothing."""
+        """Answer a call the guidance held (with the step to take first, or a held
+        ``finish_task`` with what the last robot call did); the robot does nothing."""
         assert call.arguments is not None  # checked by the caller
         yield self._emit(
             EventType.TOOL_CALL, {"tool": call.name, "call_id": call.id, "arguments": dict(call.arguments)}
         )
-        held = failure(answer)
+        held = failure(hold.answer)
         result_event = self._emit(
             EventType.TOOL_RESULT,
             {
@@ -643,7 +453,7 @@ class TaskRunner:
                 "call_id": call.id,
                 "result": held,
                 "executed": False,
-                "refusal": refusal,
+                "refusal": hold.refusal,
             }
             | ({"recovered_from_text": True} if call.recovered_from_text else {}),
         )
@@ -694,12 +504,12 @@ class TaskRunner:
         body = session.loaded_skill.body if session is not None and session.loaded_skill is not None else ""
         problems = [
             *_with_skill_hints(reply.text_call_problems, skills, loaded, named_calls(body, offered)),
-            *_skills_named_in(text, skills, loaded),
+            *skills_named_in(text, skills, loaded),
         ]
         note = reminder_text(
             problems, self._text_replies, limit, call_format=offered if self._calls_as_text else None
         )
-        note = self._with_last_failure(note)
+        note = self._guidance.on_note(self._view(), note)
         # The prose itself stays out of the history (the events and the run log keep it):
         # decoding greedily, the 1.5B answered each reminder with a copy of its previous
         # reply, the same sentence three times; without it in view, the same request got a
@@ -762,169 +572,18 @@ class TaskRunner:
         """The goal the task is judged against: the newest revision, else the instruction."""
         return self._revisions[-1].strip() if self._revisions else self._instruction
 
-    def _skill_calls_as_loads(self, reply: ModelReply) -> ModelReply:
-        """A call named after a skill, not a tool, is read as ``load_skill`` of it.
-
-        Skills are loaded by name, loading one is read-only, and small models call them as
-        tools: after a failed pick the 1.5B wrote ``{"name": "recover-failed-grasp",
-        "arguments": {}}`` three times, answering each reminder that named ``load_skill``
-        with the same call. The call's own arguments are not used; the events show the
-        ``load_skill`` call that ran."""
-        skills = self._h.skills.names if self._h.skills is not None else ()
-        if not skills or self._h.registry.get(LOAD_SKILL) is None:
-            return reply
-        # The loaded skill is not loaded again: its call is refused as a skill (calls.skill_hint).
-        loaded = _loaded_name(self._h.skill_session)
-        loadable = [name for name in skills if name != loaded]
-        calls, problems, changed = [], [], False
-        for call in reply.tool_calls:
-            skill = skill_named(call.name, loadable) if self._h.registry.get(call.name) is None else None
-            calls.append(_load_call(call.id, skill, call.recovered_from_text) if skill else call)
-            changed = changed or skill is not None
-        for problem in reply.text_call_problems:
-            name = not_offered_name(problem)
-            skill = skill_named(name, loadable) if name is not None else None
-            if skill is not None and not calls:
-                calls.append(_load_call("text_call_skill", skill, True))
-                changed = True
-            elif skill is None:
-                problems.append(problem)
-        if not changed:
-            return reply
-        text = reply.text if reply.tool_calls else None  # a text call's JSON was the call
-        return dataclasses.replace(
-            reply, text=text, tool_calls=tuple(calls), text_call_problems=tuple(problems)
-        )
-
-    def _with_last_failure(self, note: str) -> str:
-        """A note to act, with the last robot call's failure when it failed: a small model
-        that lost its way after a failed pick answered a generic note with prose or
-        nothing; the failure, named, is the thing to decide on. Calls that only read
-        (loading a skill, asking the operator) do not hide it."""
-        step = next((s for s in reversed(self._fold.trajectory.steps) if self._is_physical(s.tool)), None)
-        if step is None or not step.failed:
-            return note
-        why = self._failure_clause(step)
-        return f"{note} Your last call, {step.tool}, {why}. Decide what to do about it."
-
-    def _failure_focus(self) -> Message | None:
-        """After a failed robot call, its failure and what the loaded skill and the tool's
-        experience say about that reason, as the last words before a decision (refreshed
-        every turn, never stored, so the cached prefix is untouched). It stays until that
-        tool runs again on the same ids (the same text arguments: a drive to the doorway after
-        a blocked drive to the shelf is a step of the fix, not the drive again), with the robot
-        calls made since: a fix takes more than one call.
-
-        For a model served on this machine: after a failed pick the 1.5B, with
-        recover-failed-grasp in its system message, drove back to the same surface; with
-        the skill's line on that reason at the end of its prompt, to the object. Once there,
-        with the note gone, it asked the operator what next and drove off without the cup."""
-        if not self._profile.guided:
-            return None
-        physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
-        at = _open_failure(physical)
-        if at is None:
-            return None
-        step, since = physical[at], physical[at + 1 :]
-        lines = [f"Your last {step.tool} call, {_call_text(step)}, {self._failure_clause(step)}."]
-        reason = failure_reason(step)
-        key = (step.tool, step.arguments, reason)
-        same = sum(s.failed and (s.tool, s.arguments, failure_reason(s)) == key for s in physical[: at + 1])
-        if same > 1:
-            # The 1.5B drove to the same surface and made the same failed pick six times. A
-            # fact, not advice: a slippery object can take two or three tries unchanged.
-            lines.append(f"That same call has now failed {same} times for that reason.")
-        if since:
-            lines.append(_since_line(since))
-        session = self._h.skill_session
-        skill = session.loaded_skill if session is not None else None
-        said = items_about(skill.body, reason) if skill is not None else []
-        if skill is not None and said:
-            # Not named here: a decision started as a call ('{"name": "') right after the
-            # skill's name got that name, not a tool (the 1.5B, ten times after a slip).
-            lines.append("The loaded skill says about it:")
-            lines += [f"- {item}" for item in said]
-        learnt: list[str] = []
-        if self._h.memory is not None:
-            ledger = "\n".join(f"- {entry}" for entry in self._ledger_failures(step.tool))
-            learnt = [bound_to_call(item, step.arguments) for item in items_about(ledger, reason)]
-            if learnt:
-                lines.append(f"Your experience with {step.tool} says about it:")
-                lines += [f"- {item}" for item in learnt]
-        if not said and not learnt and session is not None:
-            # The 1.5B, after a failed pick with no skill loaded and no lesson on it, drove on
-            # to the target without the cup; the catalog's description alone did not bring it
-            # to load the skill whose items name this failure.
-            covering = next(
-                (found for found in session.catalog.skills.values() if items_about(found.body, reason)), None
-            )
-            if covering is not None and (skill is None or covering.name != skill.name):
-                lines.append(
-                    f"The skill {covering.name} says what to do about it: "
-                    f'call load_skill with name "{covering.name}".'
-                )
-        done = [s.tool for s in since if not s.failed]
-        tools = [name for name in self._h.registry.names() if name]
-        left = next((rest for item in (*said, *learnt) if (rest := left_of(item, tools, done))), [])
-        if step.tool in left:  # up to the failed tool again: a lesson goes on with "Before a ..."
-            left = left[: left.index(step.tool) + 1]
-        if left:
-            todo = ", then ".join(f"{name} again" if name == step.tool else name for name in left)
-            lines.append(f"The {', '.join(dict.fromkeys(done))} step is done; what is left of it: {todo}.")
-        else:
-            # Last, the tool that starts the fix: what a decision started as a call reads last.
-            first = next((named[0] for item in (*said, *learnt) if (named := named_calls(item, tools))), None)
-            if first is not None:
-                lines.append(f"Its first call: {first}.")
-        return {"role": "user", "content": "\n".join(lines)}
-
-    def _ahead_focus(self) -> Message | None:
-        """The step to take first that a robot tool's ledger gives, as the last words before a
-        decision: for the first tool, in the order they are offered, that the task has not
-        called yet and whose ledger has one, until the task takes that step's first call.
-
-        In the tool's description the step changed no first call of the 1.5B: every task of
-        run G's memory-on arm drove to a surface first, and "move X from A over to B" drove
-        to B; the lesson came into play only after the pick there had failed. One tool's
-        step at a time: with pick_object's and place_object's both at the first decision,
-        the 1.5B drove to the place's surface (two eval instructions of four, BENCHMARKS.md
-        section 9)."""
-        if not self._profile.guided or self._h.memory is None:
-            return None
-        physical = [s for s in self._fold.trajectory.steps if self._is_physical(s.tool) and not s.refused]
-        called = {s.tool for s in physical}
-        last = physical[-1].tool if physical else None
-        for name in self._h.registry.names():
-            if name in called or not self._is_physical(name):
-                continue
-            steps = [found for lesson in self._ledger_failures(name) if (found := step_ahead(lesson))]
-            if not steps:
-                continue
-            if last == steps[0].first_call:
-                return None  # taken: what comes next is the tool itself
-            lines = list(dict.fromkeys(found.text for found in steps))
-            return {"role": "user", "content": "\n".join(["From your experience in earlier tasks:", *lines])}
-        return None
-
-    @staticmethod
-    def _failure_clause(step: TrajectoryStep) -> str:
-        if step.result.success is False:
-            return note_outcome(step.result)
-        return f"failed its post-condition: {failure_reason(step) or 'no reason given'}"
-
-    def _ledger_failures(self, tool: str) -> list[str]:
+    def _view(self) -> TaskView:
+        """What the guidance sees of this task now."""
         memory = self._h.memory
-        if memory is None:
-            return []
-        try:
-            return memory.failure_lessons(tool)
-        except Exception:  # a ledger that cannot be read hides nothing the model needs now
-            logger.exception("reading the %s ledger failed", tool)
-            return []
-
-    def _is_physical(self, tool: str) -> bool:
-        found = self._h.registry.get(tool)
-        return found is not None and found.spec.physical
+        return TaskView(
+            profile=self._profile,
+            steps=tuple(self._fold.trajectory.steps),
+            registry=self._h.registry,
+            check=self._h.calls.check,
+            ledger=memory.failure_lessons if memory is not None else None,
+            skills=self._h.skill_session,
+            holds=tuple(self._guidance.holds),
+        )
 
     def _count_malformed(self, reason: str) -> _End | None:
         self._malformed += 1
@@ -1029,37 +688,6 @@ _PREVIEW_CHARS = 200
 _QUESTION_END = re.compile(r"\?[\s*_\"')\]]*$")
 
 
-_FOCUS_MAX_SINCE = 3
-"""Robot calls after a failure that the failure note still follows (a fix, not a new plan)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class _Hold:
-    """A call held by its tool's step to take first: what it was, and where in the trajectory."""
-
-    tool: str
-    arguments: dict[str, Any]
-    step: StepAhead
-    steps_before: int
-    """Trajectory steps before the held one (whose own step comes next)."""
-
-
-def _call_of(tool: str, arguments: Mapping[str, Any]) -> str:
-    return f"{tool} {json.dumps(dict(arguments), ensure_ascii=False, default=str)}" if arguments else tool
-
-
-def _call_text(step: TrajectoryStep) -> str:
-    """``tool {"arg": value}``: the ids to act on next stand in the note (the 1.5B drove to
-    the object, not back to its surface, only with ``red_cup`` named there)."""
-    return _call_of(step.tool, step.arguments)
-
-
-def _since_line(since: Sequence[TrajectoryStep]) -> str:
-    """``Since then: <call> failed; <call> succeeded.``: the robot calls made since a note's call."""
-    ran = [f"{_call_text(s)} {'failed' if s.failed else 'succeeded'}" for s in since]
-    return "Since then: " + "; ".join(ran) + "."
-
-
 def _preview(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= _PREVIEW_CHARS else flat[:_PREVIEW_CHARS] + "..."
@@ -1078,71 +706,6 @@ def is_operator_question(text: str) -> bool:
 
 def _loaded_name(session: SkillSession | None) -> str | None:
     return session.loaded_name if session is not None else None
-
-
-def _with_skill_hints(
-    problems: Sequence[str], skill_names: Sequence[str], loaded: str | None, loaded_calls: Sequence[str] = ()
-) -> list[str]:
-    """Each text-call problem, a skill called as a tool followed by how to load it.
-
-    The loaded skill written as a call is said without its name, with the tools its steps
-    name: told "'tidy-surface' is the loaded skill, not a tool", the 1.5B, its decision
-    started as a call, wrote the same call three times and the task ended (run H); a note
-    that named a skill last got that name back before (run E)."""
-    out = []
-    for problem in problems:
-        name = not_offered_name(problem)
-        if name is not None and loaded is not None and skill_named(name, [loaded]) is not None:
-            tools = f"call a tool they name: {', '.join(loaded_calls)}" if loaded_calls else "call a tool"
-            out.append(
-                f"that call named the loaded skill, not a tool; its steps are in your context: {tools}"
-            )
-            continue
-        out.append(problem)
-        hint = skill_hint(name, skill_names, loaded) if name is not None else None
-        if hint:
-            out.append(hint)
-    return out
-
-
-def reminder_text(
-    problems: Sequence[str], number: int, limit: int, *, call_format: Sequence[str] | None = None
-) -> str:
-    """The harness's answer to a plain-text reply: act through a tool or end the task.
-    ``call_format``: the offered tools, for a model that writes its calls as text (it is
-    shown the shape of one)."""
-    lines = [
-        f"Your last reply was plain text without a tool call, so nothing happened and the task "
-        f"is still running (reminder {number} of {limit})."
-    ]
-    if problems:
-        lines.append("It held no call that could run: " + "; ".join(problems[:3]) + ".")
-    lines.append(
-        "Tool results come from the harness: do not repeat them. Call exactly one tool now, or "
-        f"call {FINISH_TASK} with outcome and summary to end the task."
-    )
-    if call_format:
-        lines.append(
-            'Reply with the call only, as {"name": "<tool>", "arguments": {...}}; tools: '
-            + ", ".join(call_format)
-            + "."
-        )
-    return " ".join(lines)
-
-
-def _load_call(call_id: str, skill: str, from_text: bool) -> ToolCall:
-    arguments = {"name": skill}
-    return ToolCall(call_id, LOAD_SKILL, json.dumps(arguments), arguments, from_text)
-
-
-def _skills_named_in(text: str, skill_names: Sequence[str], loaded: str | None) -> list[str]:
-    """How to load each skill a prose reply names (the 1.5B wrote "you can use the
-    `recover-failed-grasp` tool to try again" instead of loading it)."""
-    folded = text.lower().replace("_", "-")
-    # Not the loaded one: its body is in context, and its name read last came back as a call.
-    named = (skill for skill in skill_names if skill.lower() in folded and skill != loaded)
-    hints = (skill_hint(skill, skill_names, loaded) for skill in named)
-    return [hint for hint in hints if hint]
 
 
 def _with_ids(calls: tuple[ToolCall, ...], turn: int) -> list[ToolCall]:
@@ -1206,35 +769,3 @@ def _reply_data(reply: ModelReply, *, images: int = 0) -> dict[str, Any]:
 def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(json.dumps(value, default=str))
     return result
-
-
-def _open_failure(physical: Sequence[TrajectoryStep]) -> int | None:
-    """The index of the latest failed robot call in ``physical`` (robot calls that ran) that
-    has not run again on the same ids since, with at most ``_FOCUS_MAX_SINCE`` successful calls
-    since; None when there is none. A failed call whose own fix failed and was then fixed is
-    still open: eval run R, episode 3, the place on the office shelf failed from the doorway,
-    the drive to the shelf was blocked, and once the 1.5B had reached the shelf through the
-    office (the drive run again, so that note ended), no note said the place was left, and it
-    gave up there with the cup in the gripper."""
-    for at in range(len(physical) - 1, -1, -1):
-        step, since = physical[at], physical[at + 1 :]
-        if sum(not s.failed for s in since) > _FOCUS_MAX_SINCE:
-            return None  # an earlier failure has at least as many calls since
-        if step.failed and not any(_same_call_on_the_same_ids(later, step) for later in since):
-            return at
-    return None
-
-
-def _same_call_on_the_same_ids(later: TrajectoryStep, failed: TrajectoryStep) -> bool:
-    """Whether ``later`` runs the failed call's tool on the same ids: its text arguments equal
-    (numbers, such as a standoff, may change). Eval run Q, episode 3: after the drive to the
-    office shelf was blocked, the drive to the doorway ended the failure note, and the 1.5B,
-    at the doorway with the cup in the gripper, gave up; the skill's "then navigate_to the
-    target" was the step left."""
-    if later.tool != failed.tool:
-        return False
-
-    def ids(arguments: Mapping[str, Any]) -> dict[str, Any]:
-        return {key: value for key, value in arguments.items() if isinstance(value, str)}
-
-    return ids(later.arguments) == ids(failed.arguments)
