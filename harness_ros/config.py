@@ -1028,6 +1028,36 @@ class EvaluatorConfig(_Model):
         return self
 
 
+class ArmWorkspace(_Model):
+    """Where an arm target may lie, in one frame: a box, or a cylinder about the frame's z axis."""
+
+    shape: Literal["box", "cylinder"] = Field(
+        description="'box' (x_m, y_m, z_m) or 'cylinder' (radius_m, z_m)."
+    )
+    x_m: tuple[float, float] | None = Field(default=None, description="Box: [min, max] along x.")
+    y_m: tuple[float, float] | None = Field(default=None, description="Box: [min, max] along y.")
+    z_m: tuple[float, float] = Field(description="[min, max] along z.")
+    radius_m: float | None = Field(default=None, gt=0, description="Cylinder: reach from the z axis.")
+    min_radius_m: float = Field(default=0.0, ge=0, description="Cylinder: keep-out column around the z axis.")
+
+    @model_validator(mode="after")
+    def _sizes(self) -> ArmWorkspace:
+        box = (self.x_m, self.y_m)
+        if self.shape == "box" and (None in box or self.radius_m is not None):
+            raise ValueError("a box workspace takes x_m, y_m and z_m (no radius_m)")
+        if self.shape == "cylinder" and (self.radius_m is None or box != (None, None)):
+            raise ValueError("a cylinder workspace takes radius_m and z_m (no x_m, y_m)")
+        for name in ("x_m", "y_m", "z_m"):
+            span = getattr(self, name)
+            if span is not None and not (
+                math.isfinite(span[0]) and math.isfinite(span[1]) and span[0] < span[1]
+            ):
+                raise ValueError(f"{name} must be [min, max] with min < max, got {list(span)}")
+        if self.radius_m is not None and self.min_radius_m >= self.radius_m:
+            raise ValueError("min_radius_m must be below radius_m")
+        return self
+
+
 class SafetyConfig(_Model):
     footprint_shape: Literal["circle", "rectangle"] = Field(
         default="circle",
@@ -1045,6 +1075,17 @@ class SafetyConfig(_Model):
     margin_m: float = Field(default=0.1, ge=0, description="Extra clearance kept around the footprint.")
     max_translation_m: float = Field(default=2.0, gt=0, description="Largest single commanded translation.")
     approval_timeout_s: float = Field(default=30.0, gt=0, description="No operator answer means denied.")
+    arm_workspaces: dict[str, ArmWorkspace] = Field(
+        default_factory=dict,
+        description="Frame -> where a MoveIt target in that frame may lie; a MoveGroup position target "
+        "in a frame without one, or outside it, is refused before any goal is sent.",
+    )
+    max_arm_velocity_scaling: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Cap on a MoveGroup tool's request.max_velocity_scaling_factor (lowered to it).",
+    )
 
     @model_validator(mode="after")
     def _footprint_sizes(self) -> SafetyConfig:
@@ -1183,6 +1224,43 @@ class HarnessConfig(_Model):
                 tools.append(tool.model_copy(update={"arguments": arguments}))
             else:
                 tools.append(tool)
+        object.__setattr__(self, "tools", tools)  # frozen model: set once, while validating
+        return self
+
+    @model_validator(mode="after")
+    def _arm_within_safety(self) -> HarnessConfig:
+        """A MoveGroup tool's velocity scaling never exceeds ``safety.max_arm_velocity_scaling``,
+        and each constant frame of its position targets has a ``safety.arm_workspaces`` entry."""
+        from harness_ros.tools.moveit_goal import MOVE_GROUP, position_constraint_frames
+
+        limit = self.safety.max_arm_velocity_scaling
+        tools = []
+        for tool in self.tools:
+            if tool.type != MOVE_GROUP:
+                tools.append(tool)
+                continue
+            for frame in sorted(position_constraint_frames(tool) or ()):
+                if frame not in self.safety.arm_workspaces:
+                    declared = ", ".join(self.safety.arm_workspaces) or "none"
+                    raise ValueError(
+                        f"tool {tool.name!r}: its targets are in frame {frame!r}, which has no "
+                        f"safety.arm_workspaces entry (declared: {declared})"
+                    )
+            key = "request.max_velocity_scaling_factor"
+            scaling = tool.goal.get(key)
+            if isinstance(scaling, (int, float)) and not isinstance(scaling, bool) and scaling > limit:
+                _logger.warning(
+                    "tool %s: goal %s %g lowered to safety.max_arm_velocity_scaling %g",
+                    tool.name,
+                    key,
+                    scaling,
+                    limit,
+                )
+                tools.append(tool.model_copy(update={"goal": {**tool.goal, key: limit}}))
+                continue
+            if key in tool.goal and not isinstance(scaling, (int, float)):
+                raise ValueError(f"tool {tool.name!r}: goal {key} must be a number (at most {limit:g})")
+            tools.append(tool)
         object.__setattr__(self, "tools", tools)  # frozen model: set once, while validating
         return self
 

@@ -207,6 +207,8 @@ def presets_config(tmp_path: Path) -> Path:
     """Every shipped preset as it ships, named after its file."""
     lines = ["tools:"]
     for path in sorted(PRESETS.glob("*.yaml")):
+        if path.stem in ("move_arm_to_pose", "move_arm_to_named"):
+            continue  # MoveGroup presets need an arm workspace: test/test_moveit.py, per distro
         lines += [f"  - preset: {json.dumps(str(path))}", f"    name: {path.stem}"]
         if "gripper" in path.stem:  # a process cannot have two types on one action name
             lines.append(f"    action: /{path.stem}_controller/gripper_cmd")

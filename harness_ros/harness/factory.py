@@ -38,6 +38,7 @@ def build_hooks(
         approval,
         needs_approval=any(tool.spec.requires_approval for tool in tools),
         extra=extra,
+        bindings=config.tools,
     )
 
 
@@ -95,4 +96,5 @@ def build_harness(
             config.model, config.effective_model() or getattr(chat, "name", ""), model_provider
         ),
         robot_state=robot_state,
+        revision_limits=config.task_api,
     )

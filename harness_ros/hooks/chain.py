@@ -7,8 +7,9 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness_ros.config import SafetyConfig
+from harness_ros.config import SafetyConfig, ToolBinding
 from harness_ros.hooks.approval import ApprovalHook
+from harness_ros.hooks.arm_workspace import ArmWorkspaceHook
 from harness_ros.hooks.contracts import ApprovalProvider, HookAction, HookDecision, PreExecutionHook
 from harness_ros.hooks.safety import BaseMotionSafetyFilter
 from harness_ros.observation.contracts import Clearance, Observation
@@ -65,16 +66,22 @@ def standard_hooks(
     *,
     needs_approval: bool = True,
     extra: Sequence[PreExecutionHook] = (),
+    bindings: Sequence[ToolBinding] = (),
 ) -> list[PreExecutionHook]:
     """The one hook chain, in its order: approval first (the operator may take a while, so
     the clearance is read after the wait, right before the motion), then the plugins'
     hooks, then the base-motion safety filter. The filter is always there (it passes
     non-motion tools) and always last: a plugin hook can block or rewrite a call, never
     skip the filter, and the filter only shortens or blocks what the operator approved.
-    ``needs_approval=False`` (no tool requires approval) leaves the approval hook out."""
+    ``needs_approval=False`` (no tool requires approval) leaves the approval hook out.
+    ``bindings`` (the configured tools): the arm workspace check of MoveGroup targets
+    runs after the plugins' hooks, on the arguments that will be sent."""
     hooks: list[PreExecutionHook] = []
     if needs_approval:
         hooks.append(ApprovalHook(approval_provider, safety.approval_timeout_s))
     hooks.extend(extra)
+    arm = ArmWorkspaceHook(safety, bindings)
+    if arm.applies:  # only with a MoveGroup tool
+        hooks.append(arm)
     hooks.append(BaseMotionSafetyFilter(safety, read_clearance))
     return hooks

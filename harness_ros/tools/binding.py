@@ -118,6 +118,13 @@ def _duration(seconds: float) -> dict[str, int]:
 
 _FLOAT_TARGETS = ("float", "double")
 
+
+def _joint_constraints(value: Any) -> Any:
+    from harness_ros.tools.moveit_goal import joint_positions_to_constraints  # it imports this module
+
+    return joint_positions_to_constraints(value)
+
+
 CONVERSIONS: dict[str, Conversion] = {
     conversion.name: conversion
     for conversion in (
@@ -148,6 +155,13 @@ CONVERSIONS: dict[str, Conversion] = {
             _FLOAT_TARGETS,
             lambda v: math.radians(float(v)),
             "degrees to the radians ROS fields hold (REP 103)",
+        ),
+        Conversion(
+            "joint_positions_to_constraints",
+            "rad",
+            ("moveit_msgs/msg/JointConstraint",),
+            _joint_constraints,
+            "a named state {joint: position} to MoveIt JointConstraints (tolerance 1e-4 rad)",
         ),
         Conversion(
             "now",
@@ -289,6 +303,7 @@ _REQUIRED_BY_TYPE: dict[str, tuple[str, ...]] = {
         "trajectory.points",
     ),
     "control_msgs/action/GripperCommand_Goal": ("command.position",),
+    "moveit_msgs/action/MoveGroup_Goal": ("request.group_name", "request.goal_constraints"),
 }
 
 _SCALAR_FOR_JSON = {
