@@ -99,7 +99,8 @@ def _describe_depth(depth: DepthSummary) -> str:
         median = "unknown" if region.median_m is None else f"{region.median_m:.2f} m"
         regions.append(f"{region.name}: nearest {nearest}, median {median}")
     body = "; ".join(regions) or "no regions"
-    return f"- depth ({freshness}): {body}"
+    label = "depth" if depth.view is None else f"depth of view {depth.view!r}"
+    return f"- {label} ({freshness}): {body}"
 
 
 def build_evaluation_messages(
@@ -131,18 +132,18 @@ def _messages(
 ) -> list[dict[str, Any]]:
     attached = [v for v in observation.views if not v.missing and v.jpeg][:max_images]
     images = [v.jpeg for v in attached]
-    depth = observation.depth
-    with_preview = depth is not None and bool(depth.preview_jpeg) and len(images) < max_images
-    if depth is not None and with_preview:
-        images.append(depth.preview_jpeg)
     sent = {id(v) for v in attached}
     lines = [*header, "", "Observation after the action:"]
     lines += [_describe_view(v, id(v) in sent) for v in observation.views] or ["- no camera views"]
     lines.append(f"- {describe_clearance(observation.clearance)}")
-    if depth is not None:
+    # observations.depth, then each view's own depth camera (views.<name>.depth), each with
+    # its false-colour rendering while the image budget lasts
+    depths = [d for d in (observation.depth, *observation.view_depths) if d is not None]
+    for depth in depths:
         lines.append(_describe_depth(depth))
-        if with_preview:
-            lines.append("- the last image is a false-colour depth rendering")
+        if depth.preview_jpeg and len(images) < max_images:
+            images.append(depth.preview_jpeg)
+            lines.append(f"- image {len(images)} is a false-colour rendering of this depth")
     lines += [f"- note: {note}" for note in observation.notes]
     lines += describe_evidence(evidence)
     content: list[dict[str, Any]] = [{"type": "text", "text": "\n".join(lines)}]

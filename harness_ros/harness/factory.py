@@ -96,4 +96,5 @@ def build_harness(
             config.model, config.effective_model() or getattr(chat, "name", ""), model_provider
         ),
         robot_state=robot_state,
+        revision_limits=config.task_api,
     )

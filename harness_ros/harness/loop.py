@@ -15,13 +15,14 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness_ros.config import EvaluatorConfig, HarnessLimits, SafetyConfig
+from harness_ros.config import EvaluatorConfig, HarnessLimits, SafetyConfig, TaskApiConfig
 from harness_ros.errors import ConfigError, TaskRejectedError
 from harness_ros.evaluation import EvaluationGate, EvaluatorProtocol
 from harness_ros.evaluation.evidence import RobotStateSource, evidence_tool_problem
 from harness_ros.events import EventType, HarnessEvent
 from harness_ros.harness.calls import ToolCallRunner
 from harness_ros.harness.prompts import decide_prompt
+from harness_ros.harness.revision_budget import RevisionBudget
 from harness_ros.harness.runlog import RunLog
 from harness_ros.harness.task import ActiveTask, TaskRunner
 from harness_ros.hooks import BaseMotionSafetyFilter, PreExecutionHook
@@ -82,8 +83,14 @@ class Harness:
         session: Session | None = None,
         model_vision: bool = True,
         robot_state: RobotStateSource | None = None,
+        revision_limits: TaskApiConfig | None = None,
     ) -> None:
         self.model = model
+        revisions = revision_limits if revision_limits is not None else TaskApiConfig()
+        self.revision_budget = RevisionBudget(
+            revisions.max_revisions_per_task, revisions.max_revision_chars_per_task
+        )
+        """Every revision passes it (``revise``), whichever entry point sent it (task_api limits)."""
         self.model_vision = model_vision
         """Whether the model takes images (``model.vision``); False: observations carry text only."""
         self.memory = memory
@@ -106,6 +113,10 @@ class Harness:
             self.skill_session = SkillSession(skills)
             extra = skill_tools(self.skill_session, skills)
         extra += operator_tools(operator, self._current_task_id, operator_timeout_s)
+        if memory is not None and memory.world:  # world memory (issue 48): where is X
+            from harness_ros.tools.recall_object import RecallObjectTool
+
+            extra.append(RecallObjectTool(memory))
         self.session = session if session is not None else Session()
         # finish_task is a core tool: the model's structured way to end a task with a claim.
         self.registry = ToolRegistry([*tools, *extra, FinishTaskTool()])
@@ -198,17 +209,25 @@ class Harness:
         active.token.cancel(reason)
         return True
 
-    def revise(self, instruction: str) -> None:
+    def revise(self, instruction: str) -> str | None:
         """Add an instruction revision; it reaches the model before its next decision.
-        Ignored (logged) when no task is running."""
+        None when it was added; else why not (logged, never raised): no task is running,
+        empty text, or the task's revision budget is spent (``revision_budget``: a flood of
+        revisions would grow every later model request, as they are never compacted)."""
         text = instruction.strip() if isinstance(instruction, str) else ""
         with self._lock:
             active = self._active
         if active is None or not text:
-            logger.warning("instruction revision ignored: %s", "no task is running" if text else "empty text")
-            return
+            reason = "no task is running" if text else "empty text"
+            logger.warning("instruction revision ignored: %s", reason)
+            return reason
+        refused = self.revision_budget.admit(active.task_id, text)
+        if refused is not None:
+            logger.warning("instruction revision refused: %s", refused)
+            return refused
         with active.lock:
             active.revisions.append(text)
+        return None
 
     def _release(self, active: ActiveTask) -> None:
         with self._lock:

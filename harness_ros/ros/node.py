@@ -46,7 +46,6 @@ from std_srvs.srv import Trigger
 from harness_ros.config import (
     RUN_TIME_PARAMETERS,
     HarnessConfig,
-    TaskApiConfig,
     config_from_flat,
     is_read_only_parameter,
     load_config,
@@ -56,7 +55,6 @@ from harness_ros.config import (
 )
 from harness_ros.errors import ConfigError, HarnessError, TaskRejectedError
 from harness_ros.events import EventType, HarnessEvent
-from harness_ros.harness.revision_budget import RevisionBudget
 from harness_ros.task_api import (
     ClientMessageError,
     MessageLimits,
@@ -137,10 +135,6 @@ class HarnessNode(LifecycleNode):
         self._lock = threading.Lock()
         self.event_listeners: list[EventListener] = []
         self._limits = MessageLimits()
-        defaults = TaskApiConfig()
-        self._revision_budget = RevisionBudget(
-            defaults.max_revisions_per_task, defaults.max_revision_chars_per_task
-        )
         self._operator: Any = None
         self._approval: Any = None
         self._local_server: Any = None
@@ -268,9 +262,6 @@ class HarnessNode(LifecycleNode):
         self._limits = MessageLimits(
             max_bytes=config.task_api.max_message_bytes, max_json_depth=config.task_api.max_json_depth
         )
-        self._revision_budget = RevisionBudget(
-            config.task_api.max_revisions_per_task, config.task_api.max_revision_chars_per_task
-        )
         config = self._state_outside_install_share(config)
         config = self._serve_local_model(config)
         self._check_model_settings(config)
@@ -381,9 +372,10 @@ class HarnessNode(LifecycleNode):
             self.get_logger().warning(
                 "no camera view configured (observations.views): the model sees no image"
             )
-        if observations.depth is None:
+        if observations.depth is None and not any(v.depth for v in observations.views.values()):
             self.get_logger().warning(
-                "no depth topic configured (observations.depth.topic): no depth in metres"
+                "no depth topic configured (observations.depth.topic): no depth in metres "
+                "(a view's own depth camera: observations.views.<view>.depth)"
             )
         if observations.clearance is None:
             message = (
@@ -757,11 +749,9 @@ class HarnessNode(LifecycleNode):
                 "revise", f"task {request.task_id!r} is not the running task", task_id=request.task_id
             )
             return
-        refused = self._revision_budget.admit(running, request.text)  # a flood cannot grow the prompt
+        refused = self._harness.revise(request.text)  # the core's budget: a flood cannot grow the prompt
         if refused is not None:
             self._refuse("revise", refused, task_id=request.task_id)
-            return
-        self._harness.revise(request.text)
 
     @_contained
     def _on_cancel_task(self, msg: String) -> None:
