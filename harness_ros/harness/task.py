@@ -19,14 +19,10 @@ carries ``status`` (how the task ended) and ``outcome`` (``succeeded``, ``failed
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness_ros.context import (
@@ -34,10 +30,7 @@ from harness_ros.context import (
     ContextBuilder,
     EntryKind,
     Message,
-    ResidentContext,
-    observation_images,
     observation_message,
-    observation_summary,
     observation_update,
     request_chars_for_window,
     tool_message,
@@ -46,23 +39,32 @@ from harness_ros.errors import LLMError
 from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
 from harness_ros.harness.calls import CallOutcome
 from harness_ros.harness.guidance import Hold, TaskGuidance, TaskView
-from harness_ros.harness.guidance.reminders import reminder_text, skill_calls_as_loads, skills_named_in
-from harness_ros.harness.guidance.reminders import with_skill_hints as _with_skill_hints
+from harness_ros.harness.guidance.reminders import reminder_problems, reminder_text, skill_calls_as_loads
+from harness_ros.harness.guidance.reminders import with_skill_hints as _with_skill_hints  # noqa: F401 - tests
+from harness_ros.harness.observing import resident_context, take_observation
+from harness_ros.harness.replies import (
+    ECHO_REPLY_NOTE,
+    EMPTY_REPLY_NOTE,
+    assistant_message,
+    is_operator_question,
+    preview,
+    reply_data,
+    with_ids,
+)
+from harness_ros.harness.task_state import ActiveTask, TaskEnd, consolidate, remember
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage, count_images, profile_of
 from harness_ros.model.markers import cut_harness_echo
-from harness_ros.observation.contracts import FirstFrameSource, Observation
+from harness_ros.observation.contracts import Observation
 from harness_ros.skills.contracts import LOAD_SKILL_RESOURCE
-from harness_ros.skills.guidance import named_calls
-from harness_ros.tools import CancelToken, failure
+from harness_ros.tools import failure
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
 from harness_ros.trajectory import TrajectoryFold, TrajectoryStep
 
 if TYPE_CHECKING:
     from harness_ros.harness.contracts import TaskHost
     from harness_ros.harness.runlog import RunLog
-    from harness_ros.skills import SkillSession
 
-__all__ = ["ActiveTask", "TaskRunner"]
+__all__ = ["ActiveTask", "TaskRunner", "is_operator_question"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,37 +72,6 @@ MAX_MALFORMED_IN_A_ROW = 3
 """Consecutive malformed decisions (bad tool call, empty reply) before the task aborts."""
 KEEP_EXCHANGES = 2
 """Exchanges (assistant message + its tool results) compaction keeps verbatim."""
-
-
-@dataclass
-class ActiveTask:
-    """The running task's shared state: touched by the worker and by cancel()/revise()."""
-
-    task_id: str
-    token: CancelToken
-    revisions: list[str] = field(default_factory=list)
-    timed_out: bool = False
-    session_context: str = ""
-    """Summaries of the session's earlier tasks, put before the instruction."""
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def take_revisions(self) -> list[str]:
-        with self.lock:
-            taken, self.revisions = self.revisions, []
-        return taken
-
-
-@dataclass(frozen=True)
-class _End:
-    status: TaskStatus
-    reason: str = ""
-    report: str = ""
-    outcome: Outcome | None = None
-    """Settled for a completed task; None: implied by the status (``outcome_for_status``)."""
-    claim: str | None = None
-    goal_verdict: dict[str, Any] | None = None
-    finished_by: str | None = None
-    """``finish_task`` or ``final_message`` for a completed task."""
 
 
 class TaskRunner:
@@ -148,7 +119,7 @@ class TaskRunner:
         return event
 
     def events(self) -> Generator[HarnessEvent, None, None]:
-        end: _End | None = None
+        end: TaskEnd | None = None
         try:
             yield self._start()
             yield from self._memory_notices()
@@ -157,11 +128,11 @@ class TaskRunner:
             # The consumer stopped reading: stop the running tool (a goal must not go on
             # unwatched), then finish quietly (no more yields possible).
             self._active.token.cancel("the event consumer closed the task")
-            self._finish(_End(TaskStatus.CANCELLED, "the event consumer closed the task"))
+            self._finish(TaskEnd(TaskStatus.CANCELLED, "the event consumer closed the task"))
             raise
         except Exception as err:  # a harness fault ends the task, never the caller
             logger.exception("task %s failed inside the harness", self._active.task_id)
-            end = _End(TaskStatus.ABORTED, f"internal error: {type(err).__name__}: {err}")
+            end = TaskEnd(TaskStatus.ABORTED, f"internal error: {type(err).__name__}: {err}")
         finally:
             self._stop_timer()
         if end is not None:
@@ -175,14 +146,7 @@ class TaskRunner:
         if h.memory is not None:
             h.memory.start_task(self._instruction, task_id=self._active.task_id)
         names = h.registry.names()
-        summaries = h.memory.tool_experience_summaries(names) if h.memory is not None else {}
-        resident = ResidentContext(
-            system_prompt=h.system_prompt,
-            memory=h.memory.resident_memory() if h.memory is not None else "",
-            profile=h.profile.render() if h.profile is not None else "",
-            tool_definitions=tuple(h.registry.definitions(summaries)),
-            skill_catalog=h.skills.render_catalog() if h.skills is not None and h.skills.has_skills else "",
-        )
+        resident = resident_context(h, names)
         self._builder = ContextBuilder(resident, skill_in_history=self._profile.skill_in_history)
         self._builder.history.add_instruction(self._instruction, session=self._active.session_context)
         self._timer = threading.Timer(h.limits.task_timeout_s, self._on_deadline)
@@ -216,16 +180,16 @@ class TaskRunner:
             self._timer.cancel()
 
     # ------------------------------------------------------------------ turns
-    def _interrupted(self) -> _End | None:
+    def _interrupted(self) -> TaskEnd | None:
         token = self._active.token
         if self._active.timed_out or time.monotonic() >= self._deadline:
             limit = self._h.limits.task_timeout_s
-            return _End(TaskStatus.FAILED, f"task wall-time limit of {limit:g} s reached")
+            return TaskEnd(TaskStatus.FAILED, f"task wall-time limit of {limit:g} s reached")
         if token.cancelled:
-            return _End(TaskStatus.CANCELLED, token.reason or "cancelled")
+            return TaskEnd(TaskStatus.CANCELLED, token.reason or "cancelled")
         return None
 
-    def _turns(self) -> Generator[HarnessEvent, None, _End]:
+    def _turns(self) -> Generator[HarnessEvent, None, TaskEnd]:
         builder = self._builder
         assert builder is not None
         while True:
@@ -234,7 +198,9 @@ class TaskRunner:
                 return end
             if self._turn >= self._h.limits.max_turns:
                 limit = self._h.limits.max_turns
-                return _End(TaskStatus.FAILED, f"turn limit of {limit} turns reached without a final report")
+                return TaskEnd(
+                    TaskStatus.FAILED, f"turn limit of {limit} turns reached without a final report"
+                )
             self._turn += 1
             yield self._emit(EventType.TURN, {"elapsed_s": round(time.monotonic() - self._started, 3)})
             yield from self._prepare(builder)
@@ -250,11 +216,11 @@ class TaskRunner:
             try:
                 reply = self._h.model.complete(messages, tools=builder.tools())
             except LLMError as err:
-                return _End(TaskStatus.FAILED, f"model provider failed: {err}")
+                return TaskEnd(TaskStatus.FAILED, f"model provider failed: {err}")
             except Exception as err:  # an adapter fault is a provider failure, reported cleanly
                 logger.exception("model call raised")
-                return _End(TaskStatus.FAILED, f"model call raised {type(err).__name__}: {err}")
-            data = _reply_data(reply, images=count_images(messages))
+                return TaskEnd(TaskStatus.FAILED, f"model call raised {type(err).__name__}: {err}")
+            data = reply_data(reply, images=count_images(messages))
             for key, value in data["usage"].items():
                 self._tokens[key] = self._tokens.get(key, 0) + value
             yield self._emit(EventType.MODEL_RESPONSE, data)
@@ -288,31 +254,11 @@ class TaskRunner:
             yield self._emit(EventType.NOTES, data)
 
     def _observe(self) -> Generator[HarnessEvent, None, tuple[Observation | None, Message | None]]:
-        source = self._h.observations
-        if source is None:
+        observation, data = take_observation(self._h, self._turn, self._runlog)
+        if observation is None:
             return None, None
-        try:
-            if self._turn == 1 and self._h.first_frame_timeout_s > 0 and isinstance(source, FirstFrameSource):
-                # A task sent right after start-up must not decide before the cameras started.
-                source.wait_for_first_frames(self._h.first_frame_timeout_s)
-            observation = source.observe()
-        except Exception as err:  # a sensor fault must not end the task; the model is told
-            logger.exception("observation failed")
-            observation = Observation(
-                time=time.time(), notes=(f"observation failed: {type(err).__name__}: {err}",)
-            )
-        data = observation_summary(observation)
-        shown = self._h.model_vision
-        if not shown:
-            data["images_shown"] = False  # model.vision: the model takes no images
-        if self._runlog is not None and shown:
-            saved = [
-                self._runlog.write_image(self._turn, name, jpeg)
-                for name, jpeg in observation_images(observation)
-            ]
-            data["images"] = [name for name in saved if name]
         yield self._emit(EventType.OBSERVATION, data)
-        return observation, observation_message(observation, images=shown)
+        return observation, observation_message(observation, images=self._h.model_vision)
 
     def _kept_observation(self, builder: ContextBuilder, obs_message: Message | None) -> Message | None:
         """The observation to send last, or None when it went into the history.
@@ -354,12 +300,12 @@ class TaskRunner:
     # ------------------------------------------------------------------ decisions
     def _handle_reply(
         self, builder: ContextBuilder, reply: ModelReply, observation: Observation | None
-    ) -> Generator[HarnessEvent, None, _End | None]:
+    ) -> Generator[HarnessEvent, None, TaskEnd | None]:
         # A copy of the harness's own blocks (Task Notes, an observation) is not the model's
         # text: it never ends a task, is never stored as the model's words, and is never
         # shown back to the model as if it had written it.
         skills = self._h.skills.names if self._h.skills is not None else ()
-        reply = skill_calls_as_loads(reply, skills, _loaded_name(self._h.skill_session), self._h.registry)
+        reply = skill_calls_as_loads(reply, skills, self._h.skill_session, self._h.registry)
         own_text, echoed = cut_harness_echo(reply.text)
         text = (own_text or "").strip()
         if not reply.tool_calls:
@@ -367,7 +313,7 @@ class TaskRunner:
                 return (yield from self._complete(None, text, "operator_question"))
             if text:
                 return (yield from self._remind(builder, reply, text))
-            note = self._guidance.on_note(self._view(), _EMPTY_REPLY_NOTE if not echoed else _ECHO_REPLY_NOTE)
+            note = self._guidance.on_note(self._view(), EMPTY_REPLY_NOTE if not echoed else ECHO_REPLY_NOTE)
             builder.history.add(EntryKind.HARNESS, {"role": "user", "content": note})
             return self._count_malformed(
                 "the model's reply only repeated the harness's text"
@@ -376,8 +322,8 @@ class TaskRunner:
             )
         self._text_replies = 0
         self._calls_as_text = self._calls_as_text or any(c.recovered_from_text for c in reply.tool_calls)
-        calls = _with_ids(reply.tool_calls, self._turn)
-        builder.history.add_assistant(_assistant_message(own_text, calls))
+        calls = with_ids(reply.tool_calls, self._turn)
+        builder.history.add_assistant(assistant_message(own_text, calls))
         first, rest = calls[0], calls[1:]
         if first.name == FINISH_TASK and self._h.calls.check(first) is None:
             assert first.arguments is not None  # checked
@@ -418,7 +364,7 @@ class TaskRunner:
             }
             | ({"recovered_from_text": True} if first.recovered_from_text else {}),
         )
-        self._remember(self._new_step)
+        remember(self._h.memory, self._new_step)
         yield result_event
         builder.history.add_tool(tool_message(first.id, outcome.content))
         yield from self._refuse_later_calls(
@@ -430,7 +376,7 @@ class TaskRunner:
             ),
         )
         if outcome.cancelled:
-            return self._interrupted() or _End(TaskStatus.CANCELLED, "cancelled")
+            return self._interrupted() or TaskEnd(TaskStatus.CANCELLED, "cancelled")
         if outcome.malformed:
             return self._count_malformed(str(outcome.content.get("reason", "")))
         self._malformed = 0
@@ -457,7 +403,7 @@ class TaskRunner:
             }
             | ({"recovered_from_text": True} if call.recovered_from_text else {}),
         )
-        self._remember(self._new_step)
+        remember(self._h.memory, self._new_step)
         yield result_event
         builder.history.add_tool(tool_message(call.id, held))
         yield from self._refuse_later_calls(
@@ -485,27 +431,21 @@ class TaskRunner:
 
     def _remind(
         self, builder: ContextBuilder, reply: ModelReply, text: str
-    ) -> Generator[HarnessEvent, None, _End | None]:
+    ) -> Generator[HarnessEvent, None, TaskEnd | None]:
         """A plain-text reply: remind the model to act, or end the task once reminders run out."""
         limit = self._h.limits.text_reply_reminders
         self._text_replies += 1
         if self._text_replies > limit:
-            return _End(
+            return TaskEnd(
                 TaskStatus.FAILED,
                 f"the model replied with plain text {self._text_replies} times in a row without "
                 f"calling a tool or {FINISH_TASK} (harness.text_reply_reminders is {limit}); "
-                f"last reply: {_preview(text)!r}",
+                f"last reply: {preview(text)!r}",
                 report=text,
             )
         skills = self._h.skills.names if self._h.skills is not None else ()
-        loaded = _loaded_name(self._h.skill_session)
         offered = [str(d["function"]["name"]) for d in builder.tools() or []]
-        session = self._h.skill_session
-        body = session.loaded_skill.body if session is not None and session.loaded_skill is not None else ""
-        problems = [
-            *_with_skill_hints(reply.text_call_problems, skills, loaded, named_calls(body, offered)),
-            *skills_named_in(text, skills, loaded),
-        ]
+        problems = reminder_problems(reply.text_call_problems, text, skills, self._h.skill_session, offered)
         note = reminder_text(
             problems, self._text_replies, limit, call_format=offered if self._calls_as_text else None
         )
@@ -520,7 +460,7 @@ class TaskRunner:
             {
                 "reminder": self._text_replies,
                 "limit": limit,
-                "reply": _preview(text),
+                "reply": preview(text),
                 "text_call_problems": list(reply.text_call_problems),
             },
         )
@@ -528,7 +468,7 @@ class TaskRunner:
 
     def _complete(
         self, claim: str | None, report: str, finished_by: str
-    ) -> Generator[HarnessEvent, None, _End]:
+    ) -> Generator[HarnessEvent, None, TaskEnd]:
         """The task ended normally: check the goal where an evaluator can, settle the outcome."""
         end = self._interrupted()
         if end is not None:
@@ -552,7 +492,7 @@ class TaskRunner:
                     {"scope": "task", "goal": self._goal(), "claim": claim, "verdict": goal_verdict},
                 )
         outcome = settle_outcome(claim, goal_verdict.get("status") if goal_verdict else None)
-        return _End(
+        return TaskEnd(
             TaskStatus.COMPLETED,
             report=report,
             outcome=outcome,
@@ -585,28 +525,18 @@ class TaskRunner:
             holds=tuple(self._guidance.holds),
         )
 
-    def _count_malformed(self, reason: str) -> _End | None:
+    def _count_malformed(self, reason: str) -> TaskEnd | None:
         self._malformed += 1
         if self._malformed >= MAX_MALFORMED_IN_A_ROW:
-            return _End(
+            return TaskEnd(
                 TaskStatus.ABORTED,
                 f"{self._malformed} malformed decisions in a row; last: {reason}",
             )
         return None
 
-    def _remember(self, step: TrajectoryStep | None) -> None:
-        """Memory's Task Notes get the fold's step (unknown tools and ``finish_task`` have
-        none: no ledger, no place in the trajectory), so they hold the same trajectory."""
-        if step is None or self._h.memory is None:
-            return
-        verdict = step.verdict.to_json() if step.verdict is not None else None
-        self._h.memory.record_tool_result(
-            step.tool, dict(step.arguments), step.result.to_json(), verdict, refusal=step.refusal
-        )
-
     # ------------------------------------------------------------------ end
 
-    def _finish(self, end: _End) -> Iterator[HarnessEvent]:
+    def _finish(self, end: TaskEnd) -> Iterator[HarnessEvent]:
         """Expire per-task state and report; runs at most once. The memory and done
         events are yielded when the consumer is still reading, and always logged."""
         if self._finished:
@@ -621,7 +551,12 @@ class TaskRunner:
                 h.memory.set_phase("finishing")
             except Exception:  # the run log must still be written
                 logger.exception("cannot set the memory phase")
-        events.append(self._emit(EventType.MEMORY_CONSOLIDATION, self._consolidate(memory_status, outcome)))
+        events.append(
+            self._emit(
+                EventType.MEMORY_CONSOLIDATION,
+                consolidate(h.memory, h.registry.names(), memory_status, outcome),
+            )
+        )
         if h.skill_session is not None:
             h.skill_session.reset()
         if h.gate is not None:
@@ -660,112 +595,3 @@ class TaskRunner:
             )
             self._runlog.close()
         return iter(events)
-
-    def _consolidate(self, memory_status: str, outcome: Outcome) -> dict[str, Any]:
-        memory = self._h.memory
-        if memory is None:
-            return {"skipped": True, "reason": "no memory configured", "status": memory_status}
-        # finish_task is the harness's own end-of-task call: it has no ledger.
-        allowed = [name for name in self._h.registry.names() if name != FINISH_TASK]
-        try:
-            result = dict(memory.finish_task(memory_status, allowed_tools=allowed, outcome=outcome))
-        except Exception as err:  # a consolidation fault is an event, never a crashed task
-            logger.exception("finish_task failed")
-            return {"skipped": False, "error": f"{type(err).__name__}: {err}", "status": memory_status}
-        result.pop("trajectory", None)  # already in trajectory.json; events stay small
-        return {**_json_safe(result), "status": memory_status}
-
-
-_EMPTY_REPLY_NOTE = (
-    f"Your last reply had neither a tool call nor any text. Call one tool, or call {FINISH_TASK} "
-    "to end the task."
-)
-_ECHO_REPLY_NOTE = (
-    "Your last reply only repeated text the harness writes (Task Notes or an observation); "
-    f"the harness writes those itself. Call one tool, or call {FINISH_TASK} to end the task."
-)
-_PREVIEW_CHARS = 200
-_QUESTION_END = re.compile(r"\?[\s*_\"')\]]*$")
-
-
-def _preview(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _PREVIEW_CHARS else flat[:_PREVIEW_CHARS] + "..."
-
-
-def is_operator_question(text: str) -> bool:
-    """Whether a plain-text reply asks the operator something: its last line ends with '?'.
-
-    Such a reply ends the task (the operator answers with a new instruction or revision);
-    JSON (an echoed tool result) is never a question."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    if not lines or lines[-1].startswith(("{", "[", "<")):
-        return False
-    return _QUESTION_END.search(lines[-1]) is not None
-
-
-def _loaded_name(session: SkillSession | None) -> str | None:
-    return session.loaded_name if session is not None else None
-
-
-def _with_ids(calls: tuple[ToolCall, ...], turn: int) -> list[ToolCall]:
-    """Every call needs a unique id so each gets exactly one tool result."""
-    seen: set[str] = set()
-    fixed = []
-    for index, call in enumerate(calls):
-        call_id = call.id if call.id and call.id not in seen else f"call_{turn}_{index}"
-        seen.add(call_id)
-        fixed.append(call if call_id == call.id else dataclasses.replace(call, id=call_id))
-    return fixed
-
-
-def _assistant_message(text: str | None, calls: list[ToolCall]) -> Message:
-    # Unparseable arguments are stored as "{}": providers re-parse history and would
-    # reject the whole request; the tool result tells the model what was wrong.
-    return {
-        "role": "assistant",
-        "content": text or None,
-        "tool_calls": [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": call.arguments_json if call.arguments is not None else "{}",
-                },
-            }
-            for call in calls
-        ],
-    }
-
-
-def _reply_data(reply: ModelReply, *, images: int = 0) -> dict[str, Any]:
-    """The model_response event data; ``images`` is what the harness sent in the request."""
-    usage = reply.usage.to_dict()
-    usage["images"] = images or reply.usage.images
-    data: dict[str, Any] = {
-        "text": reply.text,
-        "tool_calls": [
-            {
-                "id": call.id,
-                "name": call.name,
-                "arguments": call.arguments if call.arguments is not None else call.arguments_json[:500],
-            }
-            | ({"recovered_from_text": True} if call.recovered_from_text else {})
-            for call in reply.tool_calls
-        ],
-        "usage": usage,
-        "model": reply.model,
-    }
-    if reply.original_text is not None:
-        # The calls were recovered from the text: keep what the model actually wrote.
-        data["recovered_from_text"] = sum(1 for call in reply.tool_calls if call.recovered_from_text)
-        data["original_text"] = reply.original_text
-    if reply.text_call_problems:
-        data["text_call_problems"] = list(reply.text_call_problems)
-    return data
-
-
-def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(json.dumps(value, default=str))
-    return result

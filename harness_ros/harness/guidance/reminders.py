@@ -14,12 +14,20 @@ from harness_ros.harness.calls import skill_hint, skill_named
 from harness_ros.model.contracts import ModelReply, ToolCall
 from harness_ros.model.text_calls import not_offered_name
 from harness_ros.skills.contracts import LOAD_SKILL
+from harness_ros.skills.guidance import named_calls
 from harness_ros.tools.finish_task import FINISH_TASK
 
 if TYPE_CHECKING:
+    from harness_ros.skills import SkillSession
     from harness_ros.tools import ToolRegistry
 
-__all__ = ["reminder_text", "skill_calls_as_loads", "skills_named_in", "with_skill_hints"]
+__all__ = [
+    "reminder_problems",
+    "reminder_text",
+    "skill_calls_as_loads",
+    "skills_named_in",
+    "with_skill_hints",
+]
 
 
 def with_skill_hints(
@@ -88,7 +96,7 @@ def skills_named_in(text: str, skill_names: Sequence[str], loaded: str | None) -
 
 
 def skill_calls_as_loads(
-    reply: ModelReply, skills: Sequence[str], loaded: str | None, registry: ToolRegistry
+    reply: ModelReply, skills: Sequence[str], session: SkillSession | None, registry: ToolRegistry
 ) -> ModelReply:
     """A call named after a skill, not a tool, is read as ``load_skill`` of it.
 
@@ -100,6 +108,7 @@ def skill_calls_as_loads(
     if not skills or registry.get(LOAD_SKILL) is None:
         return reply
     # The loaded skill is not loaded again: its call is refused as a skill (calls.skill_hint).
+    loaded = session.loaded_name if session is not None else None
     loadable = [name for name in skills if name != loaded]
     calls, problems, changed = [], [], False
     for call in reply.tool_calls:
@@ -118,3 +127,21 @@ def skill_calls_as_loads(
         return reply
     text = reply.text if reply.tool_calls else None  # a text call's JSON was the call
     return dataclasses.replace(reply, text=text, tool_calls=tuple(calls), text_call_problems=tuple(problems))
+
+
+def reminder_problems(
+    text_call_problems: Sequence[str],
+    text: str,
+    skills: Sequence[str],
+    session: SkillSession | None,
+    offered: Sequence[str],
+) -> list[str]:
+    """What a reminder says was wrong with a plain-text reply: each text-call problem (a skill
+    called as a tool with how to load it), then how to load each skill the prose names."""
+    loaded = session.loaded_name if session is not None else None
+    skill = session.loaded_skill if session is not None else None
+    loaded_calls = named_calls(skill.body, offered) if skill is not None else []
+    return [
+        *with_skill_hints(text_call_problems, skills, loaded, loaded_calls),
+        *skills_named_in(text, skills, loaded),
+    ]
