@@ -30,7 +30,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,15 @@ from harness_ros.memory.rules import (
 from harness_ros.memory.store import DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES, MemoryStore
 from harness_ros.memory.summaries import LedgerSummaries
 from harness_ros.memory.task_notes import TaskNotes, normalize_verdict
+from harness_ros.memory.world import (
+    WORLD_FILE,
+    WorldDocument,
+    changes_json,
+    fold_steps,
+    recall,
+    render_brief,
+)
+from harness_ros.memory.world_contracts import RECALL_OBJECT, WorldChange
 from harness_ros.trajectory import Trajectory
 from harness_ros.validators import TOOL_NAME_PATTERN, confidence_problem, valid_tool_name
 
@@ -86,6 +95,17 @@ logger = logging.getLogger(__name__)
 
 TASK_STATUSES = frozenset({"completed", "aborted", "failed", "cancelled"})
 TASK_OUTCOMES = frozenset({"succeeded", "failed", "unverified"})
+
+
+def _read(path: Path) -> str | None:
+    from harness_ros.memory.storage import read_text
+
+    return read_text(path)
+
+
+def _conservative_tokens(text: str) -> int:
+    """Tokens of ``text``, over-counted (characters / 3): ids split into many tokens."""
+    return -(-len(text) // 3)
 
 
 def _check_threshold(value: Any) -> float:
@@ -114,8 +134,18 @@ class FileMemory:
         audit_max_bytes: int | None = DEFAULT_AUDIT_MAX_BYTES,
         audit_keep: int = DEFAULT_AUDIT_KEEP,
         recovery_lessons: bool = True,
+        world: bool = True,
+        world_brief_tokens: int = 120,
     ) -> None:
         self.root = Path(root)
+        self.world = world
+        """Whether WORLD.md is kept and briefed (``memory.world``; off: the eval's other arm)."""
+        self.world_brief_tokens = world_brief_tokens
+        self.count_tokens: Callable[[str], int] = _conservative_tokens
+        """Counts the world brief's tokens (set the local model's tokenizer where it runs)."""
+        self._world_base: WorldDocument | None = None
+        self._world_told = 0
+        self._world_briefed = False
         self.recovery_lessons = recovery_lessons
         """Whether a recovery the trajectory proves becomes a failure lesson when the
         consolidator proposes none for that tool (``memory.evidence``)."""
@@ -276,6 +306,9 @@ class FileMemory:
         with self._notes_lock:
             self._notes = TaskNotes(goal, task_id=task_id)
             self._shown = None
+            self._world_base = self.world_document() if self.world else None
+            self._world_told = 0
+            self._world_briefed = False
             self._write_notes(self._notes)
             return self._notes.task_id
 
@@ -317,16 +350,107 @@ class FileMemory:
         earlier ones in its history. It is whole again when the bounded timeline dropped a
         step or after ``show_whole_task_notes`` (compaction summarised the earlier ones)."""
         with self._notes_lock:
-            if self._notes is None or not self._notes.has_news:
-                return None
-            current, shown = self._notes.trajectory, self._shown
-            if current is shown:
-                return None
-            self._shown = current
-            if shown is None or not current.extends(shown):
-                return TaskNotesSnapshot(current.render_for_model(), update=False)
-            changes = current.render_changes_for_model(shown)
-            return TaskNotesSnapshot(changes, update=True) if changes else None
+            world = self._world_news()
+            snapshot = self._notes_snapshot()
+        if not world:
+            return snapshot
+        if snapshot is None:
+            return TaskNotesSnapshot(world, update=self._shown is not None)
+        return TaskNotesSnapshot(f"{snapshot.text}\n{world}", update=snapshot.update)
+
+    def _notes_snapshot(self) -> TaskNotesSnapshot | None:
+        if self._notes is None or not self._notes.has_news:
+            return None
+        current, shown = self._notes.trajectory, self._shown
+        if current is shown:
+            return None
+        self._shown = current
+        if shown is None or not current.extends(shown):
+            return TaskNotesSnapshot(current.render_for_model(), update=False)
+        changes = current.render_changes_for_model(shown)
+        return TaskNotesSnapshot(changes, update=True) if changes else None
+
+    def _world_news(self) -> str:
+        """Before the first decision, the world brief; later, each entry this task's
+        evidence marked stale (the model is told once). Empty when there is none."""
+        if self._notes is None or self._world_base is None:
+            return ""
+        now = time.time()
+        doc, changes = self._world_now(now)
+        lines: list[str] = []
+        if not self._world_briefed:
+            self._world_briefed = True
+            brief = render_brief(
+                doc, self._notes.goal, now, max_tokens=self.world_brief_tokens, count=self.count_tokens
+            )
+            if brief:
+                lines.append(brief)
+        stale = [change for change in changes[self._world_told :] if change.change == "stale"]
+        self._world_told = len(changes)
+        lines.extend(
+            f"World memory: {change.name} was not where memory said ({change.where}): marked STALE; "
+            "search for it or recall_object."
+            for change in stale
+        )
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ world memory
+
+    @property
+    def world_path(self) -> Path:
+        return self.root / WORLD_FILE
+
+    def world_document(self) -> WorldDocument:
+        """WORLD.md as it is now; each malformed line is reported (a warning and a
+        ``world_line_malformed`` notice naming the file, the line and the field) and kept."""
+        from harness_ros.memory.storage import read_text
+
+        doc = WorldDocument.parse(read_text(self.world_path), str(self.world_path))
+        for problem in doc.problems:
+            logger.warning("%s", problem.describe())
+            self._notify({"kind": "world_line_malformed", "message": problem.describe()})
+        return doc
+
+    def _world_now(self, now: float) -> tuple[WorldDocument, list[WorldChange]]:
+        """The world as the task sees it: WORLD.md at task start with this task's evidence."""
+        assert self._world_base is not None and self._notes is not None
+        doc = self._world_base.copy()
+        changes = fold_steps(doc, self._notes.trajectory.steps, now)
+        return doc, changes
+
+    def recall_object(self, query: str) -> dict[str, Any]:
+        """``recall_object``'s answer (``world.recall``), from this task's view when one runs."""
+        now = time.time()
+        with self._notes_lock:
+            if self._notes is not None and self._world_base is not None:
+                doc, _ = self._world_now(now)
+            else:
+                doc = self.world_document()
+        return recall(doc, query, now)
+
+    def has_world(self) -> bool:
+        """Whether WORLD.md holds any entry (``recall_object`` is offered only then)."""
+        if not self.world:
+            return False
+        with self._notes_lock:
+            base = self._world_base
+        doc = base if base is not None else WorldDocument.parse(_read(self.world_path))
+        return bool(doc.entries)
+
+    def commit_world(self, trajectory: Mapping[str, Any], at: float) -> dict[str, Any]:
+        """Fold a task's evidence into WORLD.md, under the lock, written atomically (only
+        when it changed); every fact of the task is stamped ``at``. What changed."""
+        from harness_ros.memory.storage import atomic_write_bytes
+        from harness_ros.trajectory import Trajectory
+
+        steps = Trajectory.from_json(trajectory).steps
+        with self.store.lock():
+            doc = WorldDocument.parse(_read(self.world_path), str(self.world_path))
+            before = doc.text()
+            changes = fold_steps(doc, steps, at)
+            if doc.text() != before:
+                atomic_write_bytes(self.world_path, doc.text().encode("utf-8"))
+        return {"time": at, "changes": changes_json(changes)}
 
     def show_whole_task_notes(self) -> None:
         """Make the next snapshot whole: the earlier ones left the model's context."""
@@ -370,7 +494,7 @@ class FileMemory:
         outcome = None if outcome is None else str(getattr(outcome, "value", outcome))
         if outcome is not None and outcome not in TASK_OUTCOMES:
             raise ValueError(f"outcome must be one of {sorted(TASK_OUTCOMES)}, got {outcome!r}")
-        allowed = list(allowed_tools)
+        allowed = [tool for tool in allowed_tools if tool != RECALL_OBJECT]  # a memory read: no ledger
         with self._notes_lock:
             notes = self._notes
             if notes is not None:
@@ -382,6 +506,12 @@ class FileMemory:
         result = self._empty_result(trajectory["task_id"] if trajectory else None)
         result["status"] = status
         result["trajectory"] = trajectory
+        if trajectory is not None and self.world:
+            try:  # evidence is evidence whatever the task's status
+                result["world"] = self.commit_world(trajectory, time.time())
+            except Exception as err:  # noqa: BLE001 - never crash the task's end
+                logger.warning("World memory of task %s not written: %s", trajectory["task_id"], err)
+                result["world"] = {"error": f"{type(err).__name__}: {err}"}
         try:
             if trajectory is None:
                 result.update(skipped=True, reason="no task was started")
@@ -439,15 +569,25 @@ class FileMemory:
         }
 
     def consolidate_trajectory(
-        self, trajectory: Mapping[str, Any], *, allowed_tools: Iterable[str], dry_run: bool = False
+        self,
+        trajectory: Mapping[str, Any],
+        *,
+        allowed_tools: Iterable[str],
+        dry_run: bool = False,
+        world_time: float | None = None,
     ) -> dict[str, Any]:
-        """Consolidate a saved completed trajectory (offline, replay). Raises on failure."""
+        """Consolidate a saved completed trajectory (offline, replay). Raises on failure.
+        With ``world_time`` (replay: the time the recorded run folded it) the task's
+        evidence is folded into WORLD.md too, stamped with it."""
         data = dict(trajectory)
         result = self._empty_result(str(data.get("task_id") or "") or None)
+        if world_time is not None and self.world and not dry_run:
+            result["world"] = self.commit_world(data, world_time)
         if self.consolidator is None:
             result.update(skipped=True, reason="no consolidator configured: durable writes are a no-op")
             return result
-        result.update(self._consolidate(data, list(allowed_tools), dry_run=dry_run))
+        allowed = [tool for tool in allowed_tools if tool != RECALL_OBJECT]
+        result.update(self._consolidate(data, allowed, dry_run=dry_run))
         result["dry_run"] = dry_run
         return result
 

@@ -59,6 +59,11 @@ def replay_consolidation(
     """Consolidate every completed task in recording order; others are listed as skipped."""
     outcomes: list[TaskOutcome] = []
     for task in tasks:
+        commit_world = getattr(memory, "commit_world", None)
+        ended = task.status and task.world_time is not None and not dry_run
+        if not task.completed and ended and callable(commit_world):
+            # Evidence is evidence whatever the task's status, as on the robot.
+            commit_world(trajectory_for_replay(task), task.world_time)
         if not task.completed:
             why = f"task {task.status}" if task.status else "the recording ends before the task did"
             outcomes.append(
@@ -69,7 +74,10 @@ def replay_consolidation(
         else:
             try:
                 result = memory.consolidate_trajectory(
-                    trajectory_for_replay(task), allowed_tools=list(task.allowed_tools), dry_run=dry_run
+                    trajectory_for_replay(task),
+                    allowed_tools=list(task.allowed_tools),
+                    dry_run=dry_run,
+                    world_time=task.world_time,
                 )
             except HarnessError as err:
                 raise type(err)(f"task {task.task_id}: consolidation failed: {err}") from None

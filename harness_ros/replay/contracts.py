@@ -31,6 +31,18 @@ class RecordedTask:
     trajectory: dict[str, Any]
     recorded_consolidation: dict[str, Any] | None = None
     """The ``memory_consolidation`` event data of the original run, if recorded."""
+    consolidated_at: float | None = None
+    """When the original run's ``memory_consolidation`` event was emitted."""
+
+    @property
+    def world_time(self) -> float | None:
+        """When the original run folded this task into WORLD.md: the time it recorded,
+        else (a recording from before world memory) its consolidation event's time."""
+        world = (self.recorded_consolidation or {}).get("world")
+        recorded = world.get("time") if isinstance(world, dict) else None
+        if isinstance(recorded, int | float) and not isinstance(recorded, bool):
+            return float(recorded)
+        return self.consolidated_at
 
     @property
     def completed(self) -> bool:
@@ -113,5 +125,10 @@ class ConsolidationTarget(Protocol):
     """What replay needs from FileMemory."""
 
     def consolidate_trajectory(
-        self, trajectory: dict[str, Any], *, allowed_tools: list[str], dry_run: bool = False
+        self,
+        trajectory: dict[str, Any],
+        *,
+        allowed_tools: list[str],
+        dry_run: bool = False,
+        world_time: float | None = None,
     ) -> dict[str, Any]: ...

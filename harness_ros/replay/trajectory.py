@@ -25,7 +25,13 @@ logger = logging.getLogger(__name__)
 
 def rebuild_tasks(events: Iterable[dict[str, Any]]) -> list[RecordedTask]:
     """Tasks in the order they started, each with its rebuilt trajectory."""
-    tasks = fold_events(event for event in events if isinstance(event, dict))
+    events = [event for event in events if isinstance(event, dict)]
+    tasks = fold_events(events)
+    consolidated_at = {
+        str(event.get("task_id")): float(event["time"])
+        for event in events
+        if event.get("type") == "memory_consolidation" and isinstance(event.get("time"), int | float)
+    }
     logger.debug("rebuilt %d tasks", len(tasks))
     return [
         RecordedTask(
@@ -35,6 +41,7 @@ def rebuild_tasks(events: Iterable[dict[str, Any]]) -> list[RecordedTask]:
             allowed_tools=task.tools or tuple(sorted({step.tool for step in task.trajectory.steps})),
             trajectory=task.trajectory.to_json(),
             recorded_consolidation=task.consolidation,
+            consolidated_at=consolidated_at.get(task.task_id),
         )
         for task in tasks
     ]

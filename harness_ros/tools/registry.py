@@ -85,6 +85,9 @@ class ToolRegistry:
         summaries = summaries or {}
         result = []
         for name, base in self._base_definitions.items():
+            offered = getattr(self._tools[name], "offered", None)
+            if callable(offered) and not offered():
+                continue  # a built-in with nothing to give now (recall_object, empty world)
             definition = copy.deepcopy(base)
             summary = (summaries.get(name) or "").strip()
             if summary:
