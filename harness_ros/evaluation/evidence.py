@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness_ros.config import PoseCheckConfig
+from harness_ros.observation.contracts import sensor_text
 
 __all__ = [
     "IDENTIFIER",
@@ -49,6 +50,18 @@ WITHHELD = "<free text from the acting model, withheld>"
 """What an evaluator sees instead of a string argument that is neither listed by the tool's
 schema nor shaped like an identifier."""
 IDENTIFIER = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_.:/-]{0,63}")
+
+MAX_STATE_JOINTS = 64
+"""Most joints of one state reading given to the evaluator (a JointState may name thousands)."""
+_MAX_STATE_NOTE_CHARS = 300
+
+
+def _robot_text(value: object) -> str:
+    """A name read from a robot topic (a frame id, a joint name) as the evaluator may see it:
+    printable ASCII on one line, no quote, at most 64 characters (the rest counted)."""
+    return sensor_text(value)[1:-1]
+
+
 """A string argument an evaluator may see whole (``fullmatch``): a name, an id, a frame."""
 _MAX_ITEMS = 16
 """Per object or list: more are left out (an evaluator needs what was asked, not a dump)."""
@@ -174,6 +187,23 @@ class StateReading:
     joints: tuple[tuple[str, float], ...] = ()
     note: str | None = None
     """Why nothing usable is there (``nothing received on '/odom'``), else None."""
+
+    def __post_init__(self) -> None:
+        # The frame id and joint names come from the robot's topic: each bounded and plain,
+        # and at most MAX_STATE_JOINTS joints (the rest counted in the note), whatever the
+        # publisher sent.
+        if self.pose is not None:
+            pose = self.pose
+            object.__setattr__(self, "pose", Pose2D(_robot_text(pose.frame), pose.x, pose.y, pose.yaw_rad))
+        notes = [self.note] if self.note else []
+        if len(self.joints) > MAX_STATE_JOINTS:
+            notes.append(f"{len(self.joints) - MAX_STATE_JOINTS} more joints not shown")
+        joints = tuple((_robot_text(name), float(value)) for name, value in self.joints[:MAX_STATE_JOINTS])
+        object.__setattr__(self, "joints", joints)
+        note = "; ".join(notes) or None
+        if note is not None:
+            note = sensor_text(note, _MAX_STATE_NOTE_CHARS, quote=False)
+        object.__setattr__(self, "note", note)
 
     @property
     def missing(self) -> bool:
