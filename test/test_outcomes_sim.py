@@ -94,7 +94,9 @@ def test_an_operator_answer_clarifies_the_goal_when_it_names_the_world() -> None
 
     ambiguous = "Fetch a cup from the kitchen and put it on the coffee table."
     state = _state(_fetched())
-    assert judge_goal(ambiguous, (), state) is None
+    # "a cup" names a kind: any cup on the coffee table meets it (issue 48, item 6).
+    by_kind = judge_goal(ambiguous, (), state)
+    assert by_kind is not None and by_kind.ok, by_kind
     chosen = judge_goal(ambiguous, (f"The red cup, from the kitchen table. {ambiguous}",), state)
     assert chosen is not None and chosen.ok, chosen
     # An answer about something else leaves the goal as stated; an unreadable one that

@@ -63,6 +63,24 @@ def test_every_object_of_a_readable_goal_has_its_destination(
     assert list(reading.placements) == [Placement(o, s) for o, s in placements]
 
 
+def test_a_goal_naming_a_kind_is_met_by_any_object_of_that_kind() -> None:
+    """Issue 48, item 6: "a cup" is no instance; any cup (or mug) on the destination meets it."""
+    from harness_ros_sim.ros.sim.evaluator import judge_goal
+
+    reading = _read("Fetch a cup from the kitchen and put it on the coffee table.")
+    assert reading.complete, reading.unreadable
+    assert list(reading.placements) == [Placement("a cup", "coffee_table", ("cup", "mug"))]
+    world = World(apartment_spec())
+    goal = "Fetch a cup from the kitchen and put it on the coffee table."
+    before = judge_goal(goal, [], world.ground_truth())
+    assert before is not None and not before.ok and "no object of the kind (a cup)" in before.reason
+    world.objects["red_cup"].on = "coffee_table"
+    after = judge_goal(goal, [], world.ground_truth())
+    assert after is not None and after.ok, after
+    # Still refuses to confirm what it cannot read.
+    assert judge_goal("Fetch a cup and put it next to the coffee table.", [], world.ground_truth()) is None
+
+
 @pytest.mark.parametrize(
     ("text", "why"),
     [
@@ -83,7 +101,7 @@ def test_every_object_of_a_readable_goal_has_its_destination(
         ("Put the red cup on the coffee table and then on the kitchen table.", "not said of any object"),
         ("Put the red cup on the coffee table. Put it on the desk.", "'on' is not followed by a surface"),
         ("Put the red cup on the coffee table, then put it on the kitchen table.", "two destinations"),
-        ("Fetch a cup from the kitchen and put it on the coffee table.", "the word 'cup'"),
+        ("Fetch a spoon from the kitchen and put it on the coffee table.", "the word 'spoon'"),
         ("Put it on the coffee table.", "'it' refers to no object"),
         ("move green_bottle coffee_table kitchen_counter", "coffee_table is named without saying"),
         ("Drive to the kitchen.", "the word 'drive'"),

@@ -11,7 +11,9 @@ purpose:
 - a source: "from/off (the) <surface or area>" (read, not judged: the goal is where
   things end up);
 - ``it`` for the object named last, and a kind word ("a cup") for the one object of
-  that kind the text names.
+  that kind the text names;
+- "a"/"an" and a kind word when the text names no object of that kind ("Fetch a cup
+  from the kitchen ..."): any object of the world of that kind (``Placement.kinds``).
 
 A destination applies to every object named since the last verb or destination
 ("Put the red cup and the green bottle on the coffee table"). Anything else (a word
@@ -59,6 +61,9 @@ class Placement:
 
     object_id: str
     surface_id: str
+    kinds: tuple[str, ...] = ()
+    """For "a cup": the id endings any one of which meets the goal (``object_id`` is then
+    ``a cup``, no id of the world)."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +118,11 @@ def read_goal(
     pending: list[str] = []
     last_object: str | None = None
     preposition: str | None = None
+    wanted: dict[str, tuple[str, ...]] = {}
+    previous = ""
     for match in _TOKEN.finditer(marked):
         token = match.group(0)
+        before, previous = previous, token
         if preposition is not None and match.group(1) is None and token not in _ARTICLES:
             return _unreadable(f"{preposition!r} is not followed by a surface or area of the world")
         if match.group(1) is not None:
@@ -152,6 +160,16 @@ def read_goal(
         else:
             endings = _KIND_ENDINGS.get(token, (token,))
             meant = sorted({o for o in mentioned_objects if o.rsplit("_", 1)[-1] in endings})
+            exists = any(o.rsplit("_", 1)[-1] in endings for o in objects)
+            if not meant and before in {"a", "an"} and exists:
+                # "a cup": any object of that kind (the text names none of them).
+                placeholder = f"{before} {token}"
+                wanted[placeholder] = endings
+                if placeholder not in mentioned_objects:
+                    mentioned_objects.append(placeholder)
+                pending.append(placeholder)
+                last_object = placeholder
+                continue
             if len(meant) != 1:
                 return _unreadable(f"the word {token!r} is not one the goal check reads")
             pending.append(meant[0])
@@ -163,5 +181,5 @@ def read_goal(
     unplaced = sorted(set(mentioned_objects) - set(destinations))
     if unplaced:
         return _unreadable(f"no destination is said for {', '.join(unplaced)}")
-    placements = tuple(Placement(obj, destinations[obj]) for obj in mentioned_objects)
+    placements = tuple(Placement(obj, destinations[obj], wanted.get(obj, ())) for obj in mentioned_objects)
     return GoalReading(placements, None, in_order)

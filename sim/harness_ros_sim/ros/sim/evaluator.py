@@ -209,6 +209,14 @@ def judge_goal(goal: str, revisions: Sequence[str], state: Mapping[str, Any]) ->
     seen: list[str] = []
     for placement in reading.placements:
         obj, target = placement.object_id, placement.surface_id
+        if placement.kinds:
+            # "a cup": met by any object of the kind resting on the surface.
+            kind = [str(o) for o in objects if str(o).rsplit("_", 1)[-1] in placement.kinds]
+            resting = [o for o in kind if holding != o and (objects.get(o) or {}).get("on") == target]
+            seen.append(f"{obj}: {', '.join(resting) or 'none'} on {target!r}")
+            if not resting:
+                failures.append(f"no object of the kind ({obj}) is on {target!r}")
+            continue
         entry = objects.get(obj)
         on = entry.get("on") if isinstance(entry, Mapping) else None
         seen.append(f"{obj} is on {on!r}")
