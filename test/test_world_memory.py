@@ -361,3 +361,35 @@ def test_world_memory_can_be_switched_off(tmp_path: Path, world: bool) -> None:
     )
     memory.finish_task("completed", allowed_tools=["pick_object"])
     assert memory.world_path.exists() is world
+
+
+def test_memory_show_and_the_report_show_the_world(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness_ros.cli import main
+    from harness_ros.report.html import render_html
+    from harness_ros.report.run import load_run
+
+    memory = _memory(tmp_path / "memory")
+    memory.world_path.write_text(OPERATOR_TEXT, encoding="utf-8")
+    harness = Harness(
+        model=Scripted(
+            [
+                _reply(_call("navigate_to", "c1", target="kitchen_table")),
+                _reply(_call("pick_object", "c2", object_id="red_cup")),
+            ]
+        ),
+        tools=_sim_tools(fail_pick=True),
+        memory=memory,
+        evaluator=Judge(),
+        runs_dir=tmp_path / "runs",
+    )
+    list(harness.run("Bring the red cup.", task_id="t-report"))
+    assert harness.last_run_dir is not None
+    html = render_html(load_run(harness.last_run_dir))
+    assert "World memory (2 change(s))" in html
+    assert "<td>red_cup</td><td>stale</td><td>kitchen_table</td>" in html
+    assert main(["memory", "show", "--memory", str(tmp_path / "memory"), "--no-model"]) == 0
+    out = capsys.readouterr().out
+    assert "red_cup (cup) STALE: gone from kitchen_table" in out
+    assert "line 7: field 'state'" in out  # the malformed line, named

@@ -88,6 +88,7 @@ def _show(args: argparse.Namespace) -> int:
         raise MemoryStoreError(f"Memory folder {str(root)!r} does not exist (no task has written memory yet)")
     memory = FileMemory.from_config(config.memory, root=root)
     _out(memory.resident_memory().rstrip("\n"))
+    _show_world(memory)
     tools = memory.ledger_tools()
     _out("")
     _out("# Tool Experience")
@@ -113,6 +114,27 @@ def _show(args: argparse.Namespace) -> int:
         counts = f"{len(ledger['success'])} success, {len(ledger['failure'])} failure entries"
         _out(f"- {tool}: {counts} (no summary)")
     return 0
+
+
+def _show_world(memory: Any) -> None:
+    """WORLD.md as the model would read it: each entry with its state and age; a
+    malformed line as a warning naming the file, the line and the field."""
+    import time
+
+    from harness_ros.memory.world import describe
+
+    doc = memory.world_document()
+    memory.take_notices()  # printed here as warnings
+    entries = [*doc.objects(), *doc.places()]
+    if not entries and not doc.problems:
+        return
+    _out("")
+    _out(f"# World ({memory.world_path})")
+    for problem in doc.problems:
+        _out(f"warning: {problem.describe()}")
+    now = time.time()
+    for entry in entries:
+        _out(f"- {describe(entry, now)}")
 
 
 def _shown(text: str) -> str:

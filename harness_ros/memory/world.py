@@ -401,6 +401,9 @@ def describe(entry: WorldEntry, now: float) -> str:
         where = entry.where if entry.state == "confirmed" else f"{entry.where}?"
         return f"robot at {where} ({age})"
     label = f"{entry.name} ({entry.kind})" if entry.kind and entry.kind != entry.name else entry.name
+    if entry.category == "place":
+        mark = "" if entry.state == "confirmed" else f" {entry.state.upper()}"
+        return f"place {label}{mark} ({age})"
     if entry.where == GRIPPER:
         where = "in the gripper"
     else:

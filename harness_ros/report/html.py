@@ -616,7 +616,29 @@ def _memory(record: RunRecord) -> str:
         parts.append('<p class="muted">No entries were proposed.</p>')
     if _number(data.get("pending")):
         parts.append(f"<p>Trajectories waiting for a consolidation retry: {_e(data['pending'])}</p>")
+    parts.append(_world_changes(data.get("world")))
     return "".join(parts) + "</section>"
+
+
+def _world_changes(world: Any) -> str:
+    """What the task's evidence changed in WORLD.md (issue 48), one row per change."""
+    if not isinstance(world, dict):
+        return ""
+    if world.get("error"):
+        return f'<h3>World memory</h3><p class="text">{_badge("error", "bad")} {_e(world["error"])}</p>'
+    changes = _dicts(world.get("changes"))
+    if not changes:
+        return '<h3>World memory</h3><p class="muted">No change.</p>'
+    rows = "".join(
+        f"<tr><td>{_e(c.get('name'))}</td><td>{_e(c.get('change'))}</td><td>{_e(c.get('where'))}</td>"
+        f"<td>{_e(c.get('state'))}</td><td>{_e(c.get('evidence'))}</td></tr>"
+        for c in changes
+    )
+    return (
+        f"<h3>World memory ({len(changes)} change(s))</h3>"
+        "<table><tr><th>Name</th><th>Change</th><th>Where</th><th>State</th><th>Evidence</th></tr>"
+        f"{rows}</table>"
+    )
 
 
 def _memory_notices(events: Sequence[RunEvent]) -> str:
