@@ -10,6 +10,12 @@ Context, spun in a background thread. It reads
 and writes only on the node's own task API topics: ``~/instruction``, ``~/revise``,
 ``~/cancel_task`` (addressed by task id), ``~/approval_decisions`` and ``~/answers``.
 
+**An instruction is sent again** until the node answers it, as ``TaskClient`` does: DDS
+drops a volatile message sent before both sides matched, so an instruction with no
+``task_started`` or ``task_rejected`` under its id within ``ANSWER_WAIT_S`` is published
+again (the same task id: the node starts it once), ``SEND_ATTEMPTS`` times in all; then
+the operator is told. The web request does not wait for this.
+
 **Only the harness node's own publisher is believed** (``publisher_trust``), per topic:
 a message is held until the graph can say whose endpoint sent it, then shown if it was
 the node's and dropped (with a line for the operator) if not. A node restarted under the
@@ -28,6 +34,7 @@ from typing import Any
 from harness_ros.console.contracts import ConsoleRefusal, ConsoleState
 from harness_ros.errors import AmbiguousPublisherError
 from harness_ros.ros.publisher_trust import NodePublisher, Verdict
+from harness_ros.ros.task_client import ANSWER_WAIT_S, SEND_ATTEMPTS
 from harness_ros.task_api import cancel_message, instruction_message
 
 __all__ = ["ConsoleRosClient"]
@@ -36,6 +43,17 @@ _SPIN_S = 0.05
 _GRAPH_S = 0.5
 _MAX_HELD = 500
 MODEL_VIEW_TYPE = "sensor_msgs/msg/CompressedImage"
+_ANSWERS = ("task_started", "task_rejected", "done")
+"""Events under an instruction's task id that show the node has it."""
+
+
+class _Unanswered:
+    """An instruction sent and not yet answered by the node."""
+
+    def __init__(self, message: Any, now: float) -> None:
+        self.message = message
+        self.sent = 1
+        self.last = now
 
 
 class _TrustedTopic:
@@ -150,6 +168,8 @@ class ConsoleRosClient:
         except BaseException:
             self._context.try_shutdown()
             raise
+        self._unanswered: dict[str, _Unanswered] = {}
+        self._unanswered_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._spin, name="console-ros", daemon=True)
         self._last_graph = 0.0
@@ -172,6 +192,7 @@ class ConsoleRosClient:
                 self._executor.spin_once(timeout_sec=_SPIN_S)
                 for trusted in list(self._topics.values()):
                     trusted.pump()
+                self._send_again()
                 now = time.monotonic()
                 if now - self._last_graph > _GRAPH_S:
                     self._last_graph = now
@@ -217,7 +238,34 @@ class ConsoleRosClient:
         return on_message
 
     def _take_event(self, body: dict[str, Any]) -> None:
+        if body.get("type") in _ANSWERS:
+            with self._unanswered_lock:
+                self._unanswered.pop(str(body.get("task_id")), None)
         self.state.add_event(body)
+
+    def _send_again(self) -> None:
+        """Publish each unanswered instruction again after ``ANSWER_WAIT_S`` (see the module doc)."""
+        now = time.monotonic()
+        resend: list[Any] = []
+        given_up: list[str] = []
+        with self._unanswered_lock:
+            for task_id, sent in list(self._unanswered.items()):
+                if sent.message is None or now - sent.last < ANSWER_WAIT_S:
+                    continue
+                if sent.sent >= SEND_ATTEMPTS:
+                    del self._unanswered[task_id]
+                    given_up.append(task_id)
+                else:
+                    sent.sent += 1
+                    sent.last = now
+                    resend.append(sent.message)
+        for message in resend:
+            self._instructions.publish(message)
+        for task_id in given_up:
+            self.state.warn(
+                f"{self.harness_node} did not answer instruction {task_id} "
+                f"(sent {SEND_ATTEMPTS} times, {ANSWER_WAIT_S:g} s apart): is it running and active?"
+            )
 
     def _take_approval(self, body: dict[str, Any]) -> None:
         if isinstance(body.get("request_id"), str):
@@ -231,16 +279,29 @@ class ConsoleRosClient:
         self.state.add_notice(body)
 
     # ------------------------------------------------------------------ writing (ConsoleBackend)
-    def _publish(self, publisher: Any, text: str, what: str) -> None:
+    def _publish(self, publisher: Any, text: str, what: str) -> Any:
         if publisher.get_subscription_count() == 0:
             raise ConsoleRefusal(
                 f"{self.harness_node} does not listen on {what} (is it running and active?)", 503
             )
-        publisher.publish(self._string(data=text))
+        message = self._string(data=text)
+        publisher.publish(message)
+        return message
 
     def send_instruction(self, text: str) -> str:
         task_id = f"task-{uuid.uuid4().hex[:12]}"
-        self._publish(self._instructions, instruction_message(text, task_id), "~/instruction")
+        with self._unanswered_lock:  # before publishing: the answer may come at once
+            self._unanswered[task_id] = _Unanswered(None, time.monotonic())
+        try:
+            message = self._publish(self._instructions, instruction_message(text, task_id), "~/instruction")
+        except BaseException:
+            with self._unanswered_lock:
+                self._unanswered.pop(task_id, None)
+            raise
+        with self._unanswered_lock:
+            unanswered = self._unanswered.get(task_id)
+            if unanswered is not None:
+                unanswered.message = message
         return task_id
 
     def revise(self, task_id: str, text: str) -> None:
