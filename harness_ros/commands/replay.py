@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from harness_ros.ros.bag import BagContents
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "replay",
         help="replay a recorded rosbag: re-run consolidation (CI check) or publish it live",

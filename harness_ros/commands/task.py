@@ -35,7 +35,7 @@ EXIT_UNVERIFIED = 5
 _OUTCOME_EXIT = {"succeeded": EXIT_SUCCEEDED, "failed": EXIT_FAILED, "unverified": EXIT_UNVERIFIED}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("task", help="send a task to the harness node and follow its progress")
     parser.add_argument("instruction", help="what the robot should do, in plain words")
     parser.add_argument("--node", default="/harness", help="harness node name (default: /harness)")

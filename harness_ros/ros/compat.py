@@ -179,12 +179,13 @@ class ParameterSetter:
 
         self._request = SetParameters.Request
         self.service = f"{remote_node.rstrip('/')}/set_parameters"
-        self._client = node.create_client(SetParameters, self.service)
+        # generated service classes are untyped (no stubs): Any request and response
+        self._client: Client[Any, Any] = node.create_client(SetParameters, self.service)
 
     def service_is_ready(self) -> bool:
         return bool(self._client.service_is_ready())
 
-    def set_parameters(self, parameters: list[Any]) -> Future:
+    def set_parameters(self, parameters: list[Any]) -> Future[Any]:
         """Send ``parameters`` (``rclpy.parameter.Parameter``); the future's result is the
         ``SetParameters`` response (one result per parameter, in order)."""
         request = self._request(parameters=[parameter.to_parameter_msg() for parameter in parameters])

@@ -37,6 +37,7 @@ from rosidl_parser.definition import (
     NamespacedType,
 )
 
+from harness_ros.config import ToolBinding
 from harness_ros.errors import FieldError, ToolError
 from harness_ros.ros.distros import describe_installed
 from harness_ros.tools.binding import (
@@ -235,7 +236,7 @@ class MessageTypeInfo:
         return [(name, _field_info(slot)) for name, slot in _fields(cls)]
 
 
-def fit_to_installed(binding: Any, *, log: Callable[[str], Any] | None = None) -> Any:
+def fit_to_installed(binding: ToolBinding, *, log: Callable[[str], Any] | None = None) -> ToolBinding:
     """``binding`` less the ``optional_fields`` the installed types do not have: a goal
     constant is left out (the server's default applies), a result or feedback field is
     not read. What is left out is logged (``log``, info level at start-up) with the
@@ -291,13 +292,15 @@ def fit_to_installed(binding: Any, *, log: Callable[[str], Any] | None = None) -
     return binding.model_copy(update=update) if update else binding
 
 
-def request_class(binding: Any) -> type:
+def request_class(binding: ToolBinding) -> type:
     """The Goal (action) or Request (service) class a binding fills."""
     interface = import_interface(binding.type)
-    return interface.Goal if binding.action is not None else interface.Request  # type: ignore[attr-defined]
+    # the generated interface class carries Goal / Request as class attributes mypy cannot see
+    filled: type = interface.Goal if binding.action is not None else interface.Request  # type: ignore[attr-defined]
+    return filled
 
 
-def binding_schema(binding: Any) -> tuple[dict[str, Any], CompiledBinding | None]:
+def binding_schema(binding: ToolBinding) -> tuple[dict[str, Any], CompiledBinding | None]:
     """What the model sees as the tool's parameters, and the compiled binding when the
     binding maps arguments. Needs the interface type, not a ROS graph."""
     cls = request_class(binding)
@@ -309,7 +312,7 @@ def binding_schema(binding: Any) -> tuple[dict[str, Any], CompiledBinding | None
     return schema_for_message(cls, required=binding.required_arguments), None
 
 
-def tool_spec(binding: Any) -> tuple[ToolSpec, CompiledBinding | None]:
+def tool_spec(binding: ToolBinding) -> tuple[ToolSpec, CompiledBinding | None]:
     """The spec the model sees for a binding, and its compiled binding: a ToolError
     naming the tool when the binding does not fit its type or is over its
     max_definition_tokens. The node, ``harness-ros tools`` and ``harness-ros check`` all
@@ -335,7 +338,7 @@ def tool_spec(binding: Any) -> tuple[ToolSpec, CompiledBinding | None]:
     return spec, compiled
 
 
-def distro_advice(binding: Any, text: str) -> str:
+def distro_advice(binding: ToolBinding, text: str) -> str:
     """What the user can change, with the distribution the installed type looks like."""
     looks = describe_installed(binding.type)
     if not looks:
@@ -461,7 +464,9 @@ def _convert(slot: Any, value: Any, where: str) -> Any:
     if isinstance(slot, AbstractString):
         if not isinstance(value, str):
             raise FieldError(f"field {where!r}: expected a string, got {_kind(value)}")
-        if isinstance(slot, BoundedString | BoundedWString) and len(value) > slot.maximum_size:
+        # rosidl_parser types BoundedWString's size as int | str (a constant's name while parsing);
+        # generated message classes always carry the number
+        if isinstance(slot, BoundedString | BoundedWString) and len(value) > int(slot.maximum_size):
             msg = f"field {where!r}: string longer than {slot.maximum_size} characters ({len(value)})"
             raise FieldError(msg)
         return value
