@@ -76,6 +76,8 @@ EVENTS_QOS = QoSProfile(
 EventListener = Callable[[HarnessEvent], None]
 
 _FINISHING_TASK_JOIN_S = 30.0
+_URL_PARAMETERS = ("model.api_base",)
+"""Parameters whose URL may carry credentials: declared with them masked."""
 """How long a new task's worker waits for the worker of a task that reached its ``done``."""
 
 
@@ -174,18 +176,40 @@ class HarnessNode(LifecycleNode):
         descriptions = parameter_descriptions()
         defaults = parameter_defaults(base)
         self._config_keys = list(defaults)
+        hidden = self._url_values(defaults)
         for key, value in defaults.items():
             self.declare_parameter(
                 key,
-                value,
+                hidden[key][1] if key in hidden else value,
                 ParameterDescriptor(
                     description=descriptions.get(key, ""),
                     dynamic_typing=True,
                     read_only=is_read_only_parameter(key),
                 ),
+                ignore_override=key in hidden,
             )
-        # What a re-configure reads: the config file plus the start-up overrides, as declared.
+        # What a re-configure reads: the config file plus the start-up overrides, as declared
+        # (a URL as given, though its parameter shows it masked).
         self._start_up_values = {name: self.get_parameter(name).value for name in self._config_keys}
+        self._start_up_values.update({key: used for key, (used, _) in hidden.items()})
+
+    def _url_values(self, defaults: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+        """``model.api_base`` may carry credentials (``http://user:pw@host/v1``). Its value
+        (the start-up override, else the config file's) and the value its parameter shows:
+        the credentials masked (``http://***@host/v1``). A parameter can be read by any
+        participant on the domain (``~/get_parameters``, ``ros2 param dump``) and its
+        declaration goes out on /parameter_events, so it is declared masked."""
+        from harness_ros.model.redact import redact_url
+
+        # rclpy's overrides (params files, -p) as Node keeps them on Humble, Jazzy and Kilted
+        overrides: dict[str, Any] = getattr(self, "_parameter_overrides", {})
+        values = {}
+        for key in _URL_PARAMETERS:
+            if key not in defaults:
+                continue
+            used = overrides[key].value if key in overrides else defaults[key]
+            values[key] = (used, redact_url(used) if isinstance(used, str) else used)
+        return values
 
     def set_parameters(self, parameter_list: list[Parameter[Any]]) -> list[SetParametersResult]:
         return [self.set_parameters_atomically([parameter]) for parameter in parameter_list]
