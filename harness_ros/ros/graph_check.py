@@ -48,8 +48,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from rclpy._rclpy_pybind11 import NodeNameNonExistentError
-from rclpy.action import get_action_server_names_and_types_by_node
+# a C extension: rclpy ships its stub as rclpy/impl/_rclpy_pybind11.pyi, which mypy does not map here
+from rclpy._rclpy_pybind11 import NodeNameNonExistentError  # type: ignore[import-not-found]
+from rclpy.action.graph import get_action_server_names_and_types_by_node
 from rclpy.qos import ReliabilityPolicy
 
 from harness_ros.config import HarnessConfig

@@ -241,7 +241,7 @@ class RosObservationSource:
         self._mount_cache: dict[tuple[str, str], SensorMount] = {}
         self._mount_reports: dict[tuple[str, str], str] = {}
         self._cond = threading.Condition()
-        self._subscriptions: list[Subscription] = []
+        self._subscriptions: list[Subscription[Any]] = []
         self._callback_group = callback_group
         self._subscribed_at = time.monotonic()
         """When the subscriptions were made: the first-frame wait counts from here."""

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosbags.typesys import Stores, get_typestore
@@ -102,9 +102,10 @@ class LiveReplayer:
         chosen = list(topics) if topics is not None else default_replay_topics(bag)
         if unknown := [t for t in chosen if t not in bag.topics]:
             raise BagError(f"{str(bag.path)!r}: no topic(s) {unknown!r}; topics: {bag.describe_topics()}")
-        self._publishers: dict[str, Publisher] = {}
-        self._instructions: dict[str, Publisher] = {}
-        self._clock: Publisher | None = None
+        # message classes are generated at run time (no stubs): Any
+        self._publishers: dict[str, Publisher[Any]] = {}
+        self._instructions: dict[str, Publisher[Any]] = {}
+        self._clock: Publisher[Any] | None = None
         problems: list[str] = []
         for topic in chosen:
             type_string = bag.topics[topic].msgtype
