@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+from support.waiting import ProcessLines
 
 from harness_ros.config import config_from_dict
 
@@ -50,26 +50,12 @@ class NodeLog:
             [sys.executable, "-m", "harness_ros.cli", "node", *args],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            with self._changed:
-                self.lines.append(line.rstrip())
-                self._changed.notify_all()
+        self.output = ProcessLines(self.proc, self.proc.stderr)
+        self.lines = self.output.lines
 
     def wait_for(self, text: str, timeout_s: float) -> list[str]:
         """The lines containing ``text`` once one arrived (or the process ended, or timeout)."""
-
-        def found() -> list[str]:
-            return [line for line in self.lines if text in line]
-
-        with self._changed:
-            self._changed.wait_for(lambda: found() or self.proc.poll() is not None, timeout_s)
-            return found()
+        return self.output.wait_for(text, timeout_s)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -94,6 +80,7 @@ def test_node_start_up_log_names_the_run_and_memory_folders(tmp_path: Path, ros_
         configured = node.wait_for("]: configured: model", 60)
         assert configured, "\n".join(node.lines)
         assert f"run folders in {runs}, memory in {memory}" in configured[0]
+        assert "(model profile: " in configured[0], "the node says which model profile applies"
     finally:
         node.stop()
 

@@ -365,8 +365,12 @@ class HarnessNode(LifecycleNode):
         self._recorder = attach_recorder(self, config)
         views_text = ", ".join(views) or "none"
         used_plugins = plugins.in_use(config.effective_model(), config.evaluator.kind)
+        from harness_ros.model.contracts import profile_of
+
+        # Which coaching the model gets, and why (model.profile), said once where the model is.
+        profile = profile_of(model).describe() if model is not None else "model profile: none"
         self.get_logger().info(
-            f"configured: model {config.effective_model() or 'none'!r}, views [{views_text}], "
+            f"configured: model {config.effective_model() or 'none'!r} ({profile}), views [{views_text}], "
             f"{len(self._tools)} robot tools, plugins [{', '.join(used_plugins) or 'none'}], "
             f"run folders in {config.harness.runs_dir}, memory in {config.memory.dir}"
         )
