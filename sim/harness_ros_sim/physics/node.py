@@ -33,9 +33,9 @@ from typing import Any
 import mujoco
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
-from geometry_msgs.msg import Twist
+from geometry_msgs.msg import PoseWithCovarianceStamped, Twist
 from harness_sim_msgs.action import PickObject, PlaceObject
-from nav2_msgs.action import NavigateToPose
+from nav2_msgs.action import BackUp, DriveOnHeading, NavigateToPose, Spin
 from nav_msgs.msg import Odometry
 from pydantic import BaseModel, ConfigDict, Field
 from rclpy.action.server import ServerGoalHandle
@@ -125,6 +125,8 @@ class StretchPhysicsNode(Node):
         self._odom_pub = self.create_publisher(Odometry, "/odom", 10)
         self._joints_pub = self.create_publisher(JointState, "/joint_states", 10)
         self._truth_pub = self.create_publisher(String, "/sim/ground_truth", _STATE_QOS)
+        # What AMCL publishes with stretch_nav2 on the robot: the map pose (here the truth).
+        self._amcl_pub = self.create_publisher(PoseWithCovarianceStamped, "/amcl_pose", _STATE_QOS)
         actions = ReentrantCallbackGroup()
         self._servers = [
             accepting_action_server(
@@ -135,6 +137,15 @@ class StretchPhysicsNode(Node):
                 actions,
             ),
             accepting_action_server(self, NavigateToPose, "/navigate_to_pose", self._navigate, actions),
+            accepting_action_server(self, Spin, "/spin", self._spin, actions),
+            accepting_action_server(
+                self,
+                DriveOnHeading,
+                "/drive_on_heading",
+                lambda h: self._drive(h, DriveOnHeading, 1.0),
+                actions,
+            ),
+            accepting_action_server(self, BackUp, "/backup", lambda h: self._drive(h, BackUp, -1.0), actions),
             accepting_action_server(self, PickObject, "/sim/pick_object", self._pick, actions),
             accepting_action_server(self, PlaceObject, "/sim/place_object", self._place, actions),
         ]
@@ -253,6 +264,9 @@ class StretchPhysicsNode(Node):
         odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
         odom.twist.twist.linear.x, odom.twist.twist.angular.z = v, w
         self._odom_pub.publish(odom)
+        amcl = PoseWithCovarianceStamped(header=self._header("map"))
+        amcl.pose.pose = odom.pose.pose
+        self._amcl_pub.publish(amcl)
         self._truth_pub.publish(String(data=json.dumps(self.sim.ground_truth(), sort_keys=True)))
 
     # --- services -----------------------------------------------------------------------
@@ -419,6 +433,81 @@ class StretchPhysicsNode(Node):
             result.error_code = 1
         handle.abort()
         return result
+
+    def _behaviour(self, handle: ServerGoalHandle, action: Any, run: Any) -> Any:
+        """Nav2's behaviour servers (spin, drive_on_heading, backup): navigation mode, one
+        motion at a time, a stall or the time allowance ends the goal with Nav2's code."""
+        result = action.Result()
+        started = self.sim.time
+        if self.sim.mode != "navigation":
+            outcome = Outcome(False, f"in {self.sim.mode} mode: base motion needs /switch_to_navigation_mode")
+            code = "UNKNOWN"
+        elif not self._busy.acquire(blocking=False):
+            outcome, code = Outcome(False, "busy: another motion is running"), "UNKNOWN"
+        else:
+            try:
+                outcome = run()
+            finally:
+                self._busy.release()
+            code = {"timeout": "TIMEOUT", "stalled": "COLLISION_AHEAD"}.get(outcome.stop, "UNKNOWN")
+        elapsed = self.sim.time - started
+        result.total_elapsed_time.sec = int(elapsed)
+        result.total_elapsed_time.nanosec = int((elapsed % 1.0) * 1e9)
+        self.get_logger().info(f"{action.__name__}: {outcome.message}")
+        if outcome.success:
+            handle.succeed()
+            return result
+        if outcome.stop == "cancelled":
+            handle.canceled()
+            return result
+        if hasattr(result, "error_msg"):  # Jazzy's and Kilted's results carry the reason
+            result.error_msg = outcome.message
+        if hasattr(result, "error_code"):
+            result.error_code = int(getattr(action.Result, code, 0))
+        handle.abort()
+        return result
+
+    @staticmethod
+    def _allowance(goal: Any) -> float:
+        seconds = goal.time_allowance.sec + goal.time_allowance.nanosec * 1e-9
+        return seconds if seconds > 0 else 60.0
+
+    def _spin(self, handle: ServerGoalHandle) -> Any:
+        goal = handle.request
+
+        def run() -> Outcome:
+            def feedback(turned: float) -> None:
+                handle.publish_feedback(Spin.Feedback(angular_distance_traveled=float(abs(turned))))
+
+            return self.sim.turn_by(
+                float(goal.target_yaw),
+                time_allowance_s=self._allowance(goal),
+                feedback=feedback,
+                cancelled=lambda: handle.is_cancel_requested,
+            )
+
+        return self._behaviour(handle, Spin, run)
+
+    def _drive(self, handle: ServerGoalHandle, action: Any, sign: float) -> Any:
+        goal = handle.request
+        # DriveOnHeading drives target.x (its sign says which way); BackUp backs up by |target.x|.
+        distance = float(goal.target.x) if sign > 0 else -abs(float(goal.target.x))
+        speed = min(abs(float(goal.speed)) or 0.15, 0.3)
+
+        def run() -> Outcome:
+            def feedback(travelled: float) -> None:
+                handle.publish_feedback(action.Feedback(distance_traveled=float(abs(travelled))))
+
+            return self.sim.shift_along_axis(
+                distance,
+                tolerance=0.01,
+                speed=speed,
+                time_allowance_s=self._allowance(goal),
+                feedback=feedback,
+                cancelled=lambda: handle.is_cancel_requested,
+            )
+
+        return self._behaviour(handle, action, run)
 
     def _manipulate(self, handle: ServerGoalHandle, action: Any, run: Any) -> Any:
         def feedback(stage: str, progress: float) -> None:

@@ -87,6 +87,7 @@ class Outcome:
     message: str
     held: str = ""
     distance_m: float = 0.0
+    stop: str = ""  # why a base behaviour stopped early: "cancelled", "timeout" or "stalled"
 
 
 Feedback = Callable[[str, float], None]
@@ -443,6 +444,120 @@ class PhysicsSim:
             f"{abs(_wrap(yaw - byaw)):.3f} rad from the goal after {total:.2f} m",
         )
 
+    def shift_along_axis(
+        self,
+        distance: float,
+        *,
+        tolerance: float = 0.005,
+        stall_s: float = 2.0,
+        speed: float = 0.1,
+        time_allowance_s: float = 60.0,
+        feedback: Callable[[float], None] | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Outcome:
+        """Drive straight along the base's own axis by ``distance`` m (negative: backwards),
+        holding the heading, to ``tolerance``; abort when progress stops. Nav2's
+        drive_on_heading and backup, and the pick's line-up (finer than ``navigate``)."""
+        bx0, by0, yaw0 = self.base_pose()
+        best, best_t, t0 = math.inf, self.time, self.time
+
+        def along() -> float:
+            bx, by, _ = self.base_pose()
+            return (bx - bx0) * math.cos(yaw0) + (by - by0) * math.sin(yaw0)
+
+        while True:
+            err = distance - along()
+            if abs(err) <= tolerance:
+                break
+            stop = _stop_reason(cancelled(), self.time - t0, time_allowance_s)
+            if stop:
+                with self.lock:
+                    self.base_cmd = (0.0, 0.0)
+                return Outcome(
+                    False, f"{stop} after {along():.2f} m of {distance:.2f} m", stop=stop.split(":")[0]
+                )
+            yaw_err = _wrap(yaw0 - self.base_pose()[2])
+            v = max(-speed, min(speed, 2.0 * err))
+            if abs(v) < 0.02:
+                v = math.copysign(0.02, err)
+            with self.lock:
+                self.base_cmd = (v, max(-0.3, min(0.3, 2.0 * yaw_err)))
+            self.advance(0.02)
+            if feedback is not None:
+                feedback(along())
+            if abs(err) < best - 0.003:
+                best, best_t = abs(err), self.time
+            elif self.time - best_t > stall_s:
+                with self.lock:
+                    self.base_cmd = (0.0, 0.0)
+                touching = sorted(self.robot_scene_contacts())
+                why = f" (touching {', '.join(touching)})" if touching else ""
+                return Outcome(
+                    False,
+                    f"stalled after {along():.2f} m of {distance:.2f} m: no progress for "
+                    f"{stall_s:.1f} s{why}",
+                    distance_m=abs(along()),
+                    stop="stalled",
+                )
+        with self.lock:
+            self.base_cmd = (0.0, 0.0)
+        self.advance(0.2)
+        return Outcome(True, f"drove {along():.3f} m of {distance:.3f} m", distance_m=abs(along()))
+
+    def turn_by(
+        self,
+        angle: float,
+        *,
+        tolerance: float = 0.02,
+        stall_s: float = 2.0,
+        time_allowance_s: float = 60.0,
+        feedback: Callable[[float], None] | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Outcome:
+        """Turn in place by ``angle`` rad (positive: left), as Nav2's spin; abort when stalled."""
+        turned = 0.0
+        last = self.base_pose()[2]
+        best, best_t, t0 = math.inf, self.time, self.time
+        while True:
+            err = angle - turned
+            if abs(err) <= tolerance:
+                break
+            stop = _stop_reason(cancelled(), self.time - t0, time_allowance_s)
+            if stop:
+                with self.lock:
+                    self.base_cmd = (0.0, 0.0)
+                return Outcome(
+                    False, f"{stop} after turning {turned:.2f} of {angle:.2f} rad", stop=stop.split(":")[0]
+                )
+            w = max(-0.6, min(0.6, 2.0 * err))
+            if abs(w) < 0.05:
+                w = math.copysign(0.05, err)
+            with self.lock:
+                self.base_cmd = (0.0, w)
+            self.advance(0.02)
+            yaw = self.base_pose()[2]
+            turned += _wrap(yaw - last)
+            last = yaw
+            if feedback is not None:
+                feedback(turned)
+            if abs(err) < best - 0.005:
+                best, best_t = abs(err), self.time
+            elif self.time - best_t > stall_s:
+                with self.lock:
+                    self.base_cmd = (0.0, 0.0)
+                touching = sorted(self.robot_scene_contacts())
+                why = f" (touching {', '.join(touching)})" if touching else ""
+                return Outcome(
+                    False,
+                    f"stalled after turning {turned:.2f} of {angle:.2f} rad{why}",
+                    distance_m=turned,
+                    stop="stalled",
+                )
+        with self.lock:
+            self.base_cmd = (0.0, 0.0)
+        self.advance(0.2)
+        return Outcome(True, f"turned {turned:.3f} of {angle:.3f} rad", distance_m=turned)
+
     # --- manipulation -------------------------------------------------------------------
 
     def _in_base(self, point: np.ndarray) -> tuple[float, float]:
@@ -487,9 +602,7 @@ class PhysicsSim:
         # Line the arm up by driving the base along its own axis.
         if abs(ox - gx) > 0.01:
             feedback("aligning", 0.05)
-            bx, by, byaw = self.base_pose()
-            shift = ox - gx
-            moved = self.navigate(bx + shift * math.cos(byaw), by + shift * math.sin(byaw), byaw)
+            moved = self.shift_along_axis(ox - gx)
             if not moved.success:
                 return Outcome(
                     False,
@@ -697,6 +810,14 @@ class PhysicsSim:
             )
         ranges = np.where(dist < 0, np.inf, dist)
         return ranges.astype(np.float32), -math.pi
+
+
+def _stop_reason(cancelled: bool, elapsed: float, allowance: float) -> str:
+    if cancelled:
+        return "cancelled"
+    if elapsed > allowance:
+        return f"timeout: out of its time allowance ({allowance:.0f} s)"
+    return ""
 
 
 def _wrap(angle: float) -> float:
