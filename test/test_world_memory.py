@@ -393,3 +393,32 @@ def test_memory_show_and_the_report_show_the_world(
     out = capsys.readouterr().out
     assert "red_cup (cup) STALE: gone from kitchen_table" in out
     assert "line 7: field 'state'" in out  # the malformed line, named
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_the_demo_over_dds_writes_the_world_and_a_replay_of_its_events_reproduces_it(
+    tmp_path: Path, ros_env: dict[str, str]
+) -> None:
+    """The sim and the node as processes over DDS (``harness-ros demo``): the sim's
+    evaluator confirms the fetches, WORLD.md says where the two objects ended up, and the
+    recorded events replayed in consolidate mode write the same file."""
+    from support.processes import run_orchestrator
+
+    workdir = tmp_path / "demo"
+    done = run_orchestrator(
+        [sys.executable, "-m", "harness_ros.cli", "demo", "--workdir", str(workdir)], env=ros_env, timeout=150
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    written = (workdir / "memory" / "WORLD.md").read_text(encoding="utf-8")
+    doc = WorldDocument.parse(written)
+    cup, bottle = doc.get("object", "red_cup"), doc.get("object", "green_bottle")
+    assert cup is not None and (cup.where, cup.state) == ("coffee_table", "confirmed"), written
+    assert bottle is not None and (bottle.where, bottle.state) == ("kitchen_table", "confirmed"), written
+    events: list[dict[str, Any]] = []
+    for folder in (workdir / "runs").iterdir():
+        events += [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    events.sort(key=lambda event: event["time"])
+    replayed = _memory(tmp_path / "replayed")
+    replay_consolidation(rebuild_tasks(events), replayed)
+    assert replayed.world_path.read_text(encoding="utf-8") == written
