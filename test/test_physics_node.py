@@ -2,10 +2,12 @@
 stretch_ros2's names and types: the cameras, depth, scan, joint states and odometry
 arrive; a FollowJointTrajectory goal moves the lift; the pick action lifts the cup by
 physics; NavigateToPose refuses outside navigation mode and aborts with a reason when
-the base drives into the table."""
+the base drives into the table; Nav2's backup, spin and drive_on_heading move the base
+(and refuse outside navigation mode)."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import threading
@@ -72,7 +74,7 @@ def test_physics_robot_over_dds(ros_context: Any, physics_process: subprocess.Po
     from action_msgs.msg import GoalStatus
     from control_msgs.action import FollowJointTrajectory
     from harness_sim_msgs.action import PickObject
-    from nav2_msgs.action import NavigateToPose
+    from nav2_msgs.action import BackUp, DriveOnHeading, NavigateToPose, Spin
     from nav_msgs.msg import Odometry
     from rclpy.action import ActionClient
     from rclpy.executors import MultiThreadedExecutor
@@ -93,6 +95,9 @@ def test_physics_robot_over_dds(ros_context: Any, physics_process: subprocess.Po
     trajectory = ActionClient(node, FollowJointTrajectory, "/stretch_controller/follow_joint_trajectory")
     pick = ActionClient(node, PickObject, "/sim/pick_object")
     navigate = ActionClient(node, NavigateToPose, "/navigate_to_pose")
+    spin = ActionClient(node, Spin, "/spin")
+    drive = ActionClient(node, DriveOnHeading, "/drive_on_heading")
+    backup = ActionClient(node, BackUp, "/backup")
     to_navigation = node.create_client(Trigger, "/switch_to_navigation_mode")
     executor = MultiThreadedExecutor(num_threads=2, context=ros_context)
     executor.add_node(node)
@@ -138,9 +143,39 @@ def test_physics_robot_over_dds(ros_context: Any, physics_process: subprocess.Po
         status, result = _run_goal(navigate, into_table)
         assert status == GoalStatus.STATUS_ABORTED
         assert "stalled" in result.error_msg and "dining_table" in result.error_msg
+
+        # Nav2's behaviour servers, as the Stretch config's spin and drive_forward call them.
+        def yaw() -> float:
+            q = got["/odom"].pose.pose.orientation
+            return 2 * math.atan2(q.z, q.w)
+
+        backup_goal = BackUp.Goal()
+        backup_goal.target.x, backup_goal.speed = 0.2, 0.1
+        status, result = _run_goal(backup, backup_goal)
+        assert status == GoalStatus.STATUS_SUCCEEDED, result.error_msg
+        before = yaw()
+        status, result = _run_goal(spin, Spin.Goal(target_yaw=math.pi / 2))
+        assert status == GoalStatus.STATUS_SUCCEEDED, result.error_msg
+        assert wait_for(lambda: abs(_wrap(yaw() - before - math.pi / 2)) < 0.05, WAIT_S)
+        drive_goal = DriveOnHeading.Goal()
+        drive_goal.target.x, drive_goal.speed = 0.2, 0.15
+        x0 = got["/odom"].pose.pose.position.x
+        status, result = _run_goal(drive, drive_goal)
+        assert status == GoalStatus.STATUS_SUCCEEDED, result.error_msg
+        assert wait_for(lambda: abs(got["/odom"].pose.pose.position.x - x0 - 0.2) < 0.03, WAIT_S)
+        to_position = node.create_client(Trigger, "/switch_to_position_mode")
+        assert to_position.wait_for_service(timeout_sec=WAIT_S)
+        done = to_position.call_async(Trigger.Request())
+        assert wait_for(done.done, WAIT_S) and done.result().success
+        status, result = _run_goal(spin, Spin.Goal(target_yaw=1.0))
+        assert status == GoalStatus.STATUS_ABORTED and "navigation_mode" in result.error_msg
     finally:
         executor.shutdown(timeout_sec=5)
         node.destroy_node()
+
+
+def _wrap(angle: float) -> float:
+    return (angle + math.pi) % (2 * math.pi) - math.pi
 
 
 def _point(position: float, seconds: int) -> Any:

@@ -132,3 +132,24 @@ def test_cameras_render_headless(sim: PhysicsSim) -> None:
         renderer.close()
     assert rgb.shape == (60, 80, 3) and rgb.std() > 5  # a picture, not a blank
     assert depth.shape == (60, 80) and 0.01 < float(np.median(depth)) < 5.0
+
+
+def test_nav2_behaviours_turn_drive_back_and_stall_at_the_table() -> None:
+    """spin, drive_on_heading and backup (turn_by, shift_along_axis): to within 2 cm and
+    1.5 degrees, and a drive into the dining table stops with the stall's reason."""
+    world = PhysicsSim(speed=0)
+    turned = world.turn_by(math.pi / 2)
+    assert turned.success, turned.message
+    x0, y0, yaw = world.base_pose()
+    assert abs(yaw - math.pi / 2) < 0.03
+    forward = world.shift_along_axis(0.4, tolerance=0.01)
+    x, y, _ = world.base_pose()
+    assert forward.success and abs((y - y0) - 0.4) < 0.02 and abs(x - x0) < 0.02, forward.message
+    back = world.shift_along_axis(-0.2, tolerance=0.01)
+    assert back.success and abs(world.base_pose()[1] - y0 - 0.2) < 0.02, back.message
+    assert world.turn_by(-math.pi).success  # now facing the table (-y)
+    into_table = world.shift_along_axis(1.5, tolerance=0.01, speed=0.15)
+    assert not into_table.success and into_table.stop == "stalled", into_table
+    assert "dining_table" in into_table.message
+    short = world.shift_along_axis(-0.5, time_allowance_s=0.5)
+    assert not short.success and short.stop == "timeout", short

@@ -6,11 +6,13 @@ Publishes (as stretch_driver, realsense2_camera and rplidar_ros do on the robot)
     /gripper_camera/color/image_rect_raw, /gripper_camera/color/camera_info   gripper D405
     /gripper_camera/aligned_depth_to_color/image_raw, .../camera_info
     /scan (sensor_msgs/LaserScan, frame laser), /odom (nav_msgs/Odometry), /joint_states
+    /amcl_pose (geometry_msgs/PoseWithCovarianceStamped, map: the pose AMCL gives on the robot)
     /sim/ground_truth (std_msgs/String JSON: base pose, joints, objects and what they rest on;
                       transient local, for an evaluator: the robot itself never reads it)
 Serves:
     /stretch_controller/follow_joint_trajectory  control_msgs/FollowJointTrajectory (position mode)
     /navigate_to_pose                            nav2_msgs/NavigateToPose (navigation mode)
+    /spin, /drive_on_heading, /backup            nav2_msgs Spin, DriveOnHeading, BackUp (navigation mode)
     /stow_the_robot, /switch_to_navigation_mode, /switch_to_position_mode   std_srvs/Trigger
     /sim/pick_object, /sim/place_object          harness_sim_msgs (physics decides success)
     /sim/reset                                   std_srvs/Trigger
