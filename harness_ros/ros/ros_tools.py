@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from action_msgs.msg import GoalStatus
 from action_msgs.srv import CancelGoal
-from rclpy.action import ActionClient
-from rclpy.action.client import ClientGoalHandle
+from rclpy.action.client import ActionClient, ClientGoalHandle
 from rosidl_parser.definition import AbstractString, BasicType
 from unique_identifier_msgs.msg import UUID
 
@@ -58,6 +57,7 @@ from harness_ros.tools.contracts import CancelToken, FeedbackSink, Tool, failure
 
 if TYPE_CHECKING:
     from rclpy.callback_groups import CallbackGroup
+    from rclpy.client import Client
     from rclpy.node import Node
     from rclpy.task import Future
 
@@ -119,7 +119,7 @@ def _secs(value: float) -> str:
     return f"{value:.1f}" if round(value, 1) == value else f"{value:g}"
 
 
-def _future_done_event(future: Future) -> threading.Event:
+def _future_done_event(future: Future[Any]) -> threading.Event:
     event = threading.Event()
     future.add_done_callback(lambda _f: event.set())
     return event
@@ -359,7 +359,8 @@ class _GoalRun:
         self._abandoned = False
         self.responded = threading.Event()
         self.finished = threading.Event()
-        self.goal_handle: Any = None
+        # generated goal, result and feedback classes are untyped (no stubs): Any
+        self.goal_handle: ClientGoalHandle[Any, Any, Any] | None = None
         self.error: str | None = None
         self.result_response: Any = None
         self.goal: Any = None
@@ -382,7 +383,7 @@ class _GoalRun:
         with self._lock:
             self.sent += 1
 
-    def on_goal_response(self, future: Future) -> None:
+    def on_goal_response(self, future: Future[ClientGoalHandle[Any, Any, Any]]) -> None:
         # The same goal id may have been sent more than once (see ActionTool._send): the
         # first acceptance wins; a rejection counts only once every request was answered,
         # since a server rejects the duplicate of a goal it already accepted.
@@ -398,6 +399,7 @@ class _GoalRun:
             settled = accepted or already or self._answered >= self.sent
             abandoned = self._abandoned
         if accepted and not already:
+            assert handle is not None  # accepted implies a handle
             if abandoned:
                 # Accepted after the worker gave up: never leave an unwatched goal running.
                 handle.cancel_goal_async()
@@ -406,14 +408,14 @@ class _GoalRun:
         if settled:
             self.responded.set()
 
-    def on_result(self, future: Future) -> None:
+    def on_result(self, future: Future[Any]) -> None:
         if future.exception() is None:
             self.result_response = future.result()
         else:
             self.error = f"getting the result failed: {future.exception()}"
         self.finished.set()
 
-    def abandon(self) -> Any:
+    def abandon(self) -> ClientGoalHandle[Any, Any, Any] | None:
         """Mark the goal given up; returns its handle if it already exists (caller cancels it)."""
         with self._lock:
             self._abandoned = True
@@ -441,7 +443,9 @@ class ActionTool(_RosTool):
         )
         if binding.grasp is not None:
             _check_grasp(binding)
-        self._client = ActionClient(node, action_type, binding.action, callback_group=callback_group)
+        self._client: ActionClient[Any, Any, Any] = ActionClient(
+            node, action_type, binding.action, callback_group=callback_group
+        )
         self._name = node.resolve_topic_name(binding.action, only_expand=True)
         # What a ClientGoalHandle made for cancelling by id needs as its goal response.
         self._accepted = action_type.Impl.SendGoalService.Response(accepted=True)  # type: ignore[attr-defined]
@@ -566,6 +570,7 @@ class ActionTool(_RosTool):
         if not _future_done_event(future).wait(_CANCEL_WAIT_S) or future.exception() is not None:
             return f"cancel by goal id not answered within {_secs(_CANCEL_WAIT_S)} s (is the server down?)"
         response = future.result()
+        assert response is not None  # done without an exception: the service's response
         if len(response.goals_canceling) > 0:
             return "the goal was running after all; the server accepted its cancel"
         if response.return_code == CancelGoal.Response.ERROR_UNKNOWN_GOAL_ID:
@@ -582,6 +587,7 @@ class ActionTool(_RosTool):
             else "cancelled by operator"
         )
         handle = run.abandon()
+        assert handle is not None  # called once the server answered the goal
         extra: dict[str, Any] = {"run_id": run_id} if run_id else {}
         if run.latest_feedback is not None:
             extra["last_feedback"] = run.latest_feedback
@@ -695,7 +701,9 @@ class ServiceTool(_RosTool):
             raise ToolError(f"tool {binding.name!r}: not a service binding")
         srv_type = import_interface(binding.type)
         super().__init__(node, binding, srv_type.Request, srv_type.Response)  # type: ignore[attr-defined]
-        self._client = node.create_client(srv_type, binding.service, callback_group=callback_group)
+        self._client: Client[Any, Any] = node.create_client(
+            srv_type, binding.service, callback_group=callback_group
+        )
         from harness_ros.ros.compat import service_name  # Humble's client has srv_name only
 
         self._name = service_name(self._client, node)
