@@ -912,10 +912,11 @@ class ToolBinding(_Model):
 class StateSourceConfig(_Model):
     """A robot state topic the evaluator may read: measured state, never a tool's claim."""
 
-    type: Literal["odometry", "pose", "joint_states"] = Field(
+    type: Literal["odometry", "pose", "joint_states", "pose_stamped"] = Field(
         description="'odometry' (nav_msgs/Odometry: base pose and speed), 'pose' "
         "(geometry_msgs/PoseWithCovarianceStamped, e.g. a localizer's /amcl_pose in the map "
-        "frame) or 'joint_states' (sensor_msgs/JointState: arm or gripper joints)."
+        "frame), 'joint_states' (sensor_msgs/JointState: arm or gripper joints) or "
+        "'pose_stamped' (geometry_msgs/PoseStamped: the end effector's pose, for arm_pose_check)."
     )
     topic: str = Field(min_length=1, description="The topic the state arrives on.")
     max_age_s: float = Field(default=1.0, gt=0, description="Older readings are labelled stale.")
@@ -951,6 +952,39 @@ class PoseCheckConfig(_Model):
     )
 
 
+class ArmPoseCheckConfig(_Model):
+    """A deterministic verdict for an arm move: the measured end-effector pose against the
+    target the goal asked for (MoveIt's MoveGroup: its position and orientation constraints)."""
+
+    source: str = Field(
+        description="A state source (evaluator.state) of type pose_stamped carrying the "
+        "end-effector link's pose in the goal's frame (poses in another frame are not compared)."
+    )
+    position_m: float | None = Field(
+        default=None,
+        gt=0,
+        description="Largest distance to the requested point; default: the goal's tolerance "
+        "(the radius of its position constraint's sphere).",
+    )
+    orientation: bool = Field(
+        default=True, description="Also compare the orientation, when the goal constrains one."
+    )
+    orientation_deg: float | None = Field(
+        default=None,
+        gt=0,
+        le=180,
+        description="Largest rotation from the requested orientation; default: from the goal's "
+        "axis tolerances (sqrt(3) times the largest).",
+    )
+    wait_s: float = Field(
+        default=1.0,
+        ge=0,
+        le=10,
+        description="How long to wait for a pose measured after the tool ended (an older one "
+        "is no evidence: the verdict is then failure).",
+    )
+
+
 class ToolEvidenceConfig(_Model):
     """What one evaluated tool's verdict is based on, besides the post-execution observation."""
 
@@ -961,6 +995,11 @@ class ToolEvidenceConfig(_Model):
         default=None,
         description="Judge the post-condition by the measured pose instead of the model "
         "(for post-conditions such as 'the base is stopped at the requested pose').",
+    )
+    arm_pose_check: ArmPoseCheckConfig | None = Field(
+        default=None,
+        description="Judge an arm move by the measured end-effector pose instead of the model "
+        "(for post-conditions such as 'the gripper is at the requested point').",
     )
 
 
@@ -1001,6 +1040,22 @@ class EvaluatorConfig(_Model):
                         f"evaluator.evidence.{tool}.state[{index}]: unknown state source {name!r} "
                         f"(evaluator.state has: {known})"
                     )
+            arm = evidence.arm_pose_check
+            if arm is not None:
+                if evidence.pose_check is not None:
+                    raise ValueError(
+                        f"evaluator.evidence.{tool}: set pose_check (the base) or arm_pose_check "
+                        "(the arm), not both"
+                    )
+                arm_source = self.state.get(arm.source)
+                if arm_source is None or arm_source.type != "pose_stamped":
+                    what = (
+                        f"unknown state source {arm.source!r} (evaluator.state has: "
+                        f"{', '.join(self.state) or 'none'})"
+                        if arm_source is None
+                        else f"{arm.source!r} is a {arm_source.type} source; it needs type pose_stamped"
+                    )
+                    raise ValueError(f"evaluator.evidence.{tool}.arm_pose_check.source: {what}")
             check = evidence.pose_check
             if check is None:
                 continue
@@ -1011,10 +1066,10 @@ class EvaluatorConfig(_Model):
                     f"evaluator.evidence.{tool}.pose_check.source: unknown state source "
                     f"{check.source!r} (evaluator.state has: {known})"
                 )
-            if source.type == "joint_states":
+            if source.type not in ("odometry", "pose"):
                 raise ValueError(
                     f"evaluator.evidence.{tool}.pose_check.source: {check.source!r} is a "
-                    "joint_states source; a pose check needs type odometry or pose"
+                    f"{source.type} source; a pose check needs type odometry or pose"
                 )
             if check.speed_source is not None:
                 speed = self.state.get(check.speed_source)

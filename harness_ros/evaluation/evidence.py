@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness_ros.config import PoseCheckConfig
+from harness_ros.evaluation.arm_pose import ArmPose
 from harness_ros.observation.contracts import sensor_text
 
 __all__ = [
@@ -186,6 +187,8 @@ class StateReading:
     turn_rate_rad_s: float | None = None
     joints: tuple[tuple[str, float], ...] = ()
     note: str | None = None
+    arm_pose: ArmPose | None = None
+    """A ``pose_stamped`` source's pose (the end effector's), in 3D."""
     """Why nothing usable is there (``nothing received on '/odom'``), else None."""
 
     def __post_init__(self) -> None:
@@ -195,6 +198,11 @@ class StateReading:
         if self.pose is not None:
             pose = self.pose
             object.__setattr__(self, "pose", Pose2D(_robot_text(pose.frame), pose.x, pose.y, pose.yaw_rad))
+        if self.arm_pose is not None:
+            arm = self.arm_pose
+            object.__setattr__(
+                self, "arm_pose", ArmPose(_robot_text(arm.frame), arm.x, arm.y, arm.z, arm.orientation)
+            )
         notes = [self.note] if self.note else []
         if len(self.joints) > MAX_STATE_JOINTS:
             notes.append(f"{len(self.joints) - MAX_STATE_JOINTS} more joints not shown")
@@ -222,6 +230,8 @@ class StateReading:
         parts: list[str] = []
         if self.pose is not None:
             parts.append(f"base pose {self.pose.describe()}")
+        if self.arm_pose is not None:
+            parts.append(f"end-effector pose {self.arm_pose.describe()}")
         if self.linear_speed_m_s is not None:
             parts.append(f"speed {self.linear_speed_m_s:.3f} m/s")
         if self.turn_rate_rad_s is not None:
@@ -263,6 +273,8 @@ class Evidence:
     argument_schema: Mapping[str, Any] | None = None
     """The tool's parameter schema: the strings it lists are shown whole."""
     requested_pose: Pose2D | None = None
+    requested_arm_pose: ArmPose | None = None
+    """The end-effector target the goal asked for (MoveIt's MoveGroup)."""
     state: tuple[StateReading, ...] = ()
     pose_check: PoseCheck | None = None
 
@@ -344,6 +356,11 @@ def describe_evidence(evidence: Evidence | None) -> list[str]:
         frame = requested.frame if not requested.frame or IDENTIFIER.fullmatch(requested.frame) else WITHHELD
         shown = Pose2D(frame, requested.x, requested.y, requested.yaw_rad)
         lines.append(f"- requested base pose: {shown.describe()}")
+    arm = evidence.requested_arm_pose
+    if arm is not None:
+        frame = arm.frame if not arm.frame or IDENTIFIER.fullmatch(arm.frame) else WITHHELD
+        shown_arm = ArmPose(frame, arm.x, arm.y, arm.z, arm.orientation)
+        lines.append(f"- requested end-effector pose: {shown_arm.describe()}")
     lines += [reading.describe() for reading in evidence.state]
     if evidence.pose_check is not None:
         result = "holds" if evidence.pose_check.holds else "does not hold"

@@ -12,10 +12,12 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness_ros.config import ToolEvidenceConfig
+from harness_ros.config import ArmPoseCheckConfig, ToolEvidenceConfig
+from harness_ros.evaluation.arm_pose import ArmPose, check_arm_pose
 from harness_ros.evaluation.contracts import EvaluatorProtocol, Verdict, VerdictStatus, parse_verdict
 from harness_ros.evaluation.evidence import (
     Evidence,
@@ -31,6 +33,8 @@ from harness_ros.tools.contracts import ToolSpec
 __all__ = ["EvaluationGate"]
 
 logger = logging.getLogger(__name__)
+
+_ARM_POSE_POLL_S = 0.02
 
 
 class EvaluationGate:
@@ -60,13 +64,16 @@ class EvaluationGate:
         observation: Observation,
         *,
         arguments: Mapping[str, Any] | None = None,
-        requested_pose: Pose2D | None = None,
+        requested_pose: Pose2D | ArmPose | None = None,
+        ended_at: float | None = None,
     ) -> Verdict:
         """The verdict on ``spec``'s post-condition. ``arguments`` (what the model asked,
         bounded to their validated values: ``bounded_arguments``) and ``requested_pose``
-        (the pose the goal asked for) go to the evaluator with the state sources the tool's
-        ``evaluator.evidence`` entry names; with a ``pose_check`` there, the measured pose
-        decides and no evaluator is asked."""
+        (the pose the goal asked for: the base's, or the end effector's for an arm) go to
+        the evaluator with the state sources the tool's ``evaluator.evidence`` entry names;
+        with a ``pose_check`` or ``arm_pose_check`` there, the measured pose decides and no
+        evaluator is asked. ``ended_at`` (``time.monotonic()`` when the tool ended): an arm
+        pose measured before it is no evidence."""
         run_id = run_id.strip() if isinstance(run_id, str) else ""
         if not run_id:
             return Verdict(
@@ -77,7 +84,7 @@ class EvaluationGate:
             return Verdict(
                 VerdictStatus.FAILURE, run_id, f"tool {spec.name!r} has no post-condition to check"
             )
-        evidence = self._tool_evidence(spec, arguments or {}, requested_pose)
+        evidence = self._tool_evidence(spec, arguments or {}, requested_pose, ended_at)
         if evidence.pose_check is not None:
             # Numbers are compared, not left to a model: the pose check is the verdict.
             check = evidence.pose_check
@@ -131,28 +138,61 @@ class EvaluationGate:
         return parse_verdict(payload, run_id=run_id, allow_process=False)
 
     def _tool_evidence(
-        self, spec: ToolSpec, arguments: Mapping[str, Any], requested_pose: Pose2D | None
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, Any],
+        requested: Pose2D | ArmPose | None,
+        ended_at: float | None = None,
     ) -> Evidence:
+        requested_pose = requested if isinstance(requested, Pose2D) else None
+        requested_arm = requested if isinstance(requested, ArmPose) else None
         config = self._evidence.get(spec.name)
         names = list(config.state) if config is not None else []
         check_config = config.pose_check if config is not None else None
         if check_config is not None:
             names += [n for n in (check_config.source, check_config.speed_source) if n and n not in names]
-        state = self._read_state(names)
+        arm_config = config.arm_pose_check if config is not None else None
+        if arm_config is not None and arm_config.source not in names:
+            names.append(arm_config.source)
+        since_end, state = self._read_after(names, arm_config, ended_at)
         check = None
+        readings = {r.source: r for r in state}
         if check_config is not None:
-            readings = {r.source: r for r in state}
             speed = readings.get(check_config.speed_source) if check_config.speed_source else None
             check = check_pose(requested_pose, readings.get(check_config.source), check_config, speed)
+        elif arm_config is not None:
+            check = check_arm_pose(
+                requested_arm, readings.get(arm_config.source), arm_config, since_end_s=since_end
+            )
         return Evidence(
             tool=spec.name,
             # Only validated values, bounded: the acting model's free text never reaches an evaluator.
             arguments=bounded_arguments(arguments, spec.input_schema),
             argument_schema=spec.input_schema,
             requested_pose=requested_pose,
+            requested_arm_pose=requested_arm,
             state=state,
             pose_check=check,
         )
+
+    def _read_after(
+        self, names: Sequence[str], arm_config: ArmPoseCheckConfig | None, ended_at: float | None
+    ) -> tuple[float | None, tuple[StateReading, ...]]:
+        """The readings, and how long ago the tool ended when they were read. With an arm
+        pose check, waits up to its ``wait_s`` for an end-effector reading measured after
+        the tool ended (the last one before may show the arm before it arrived)."""
+        deadline = time.monotonic() + (arm_config.wait_s if arm_config is not None else 0.0)
+        pause = threading.Event()  # never set: a bounded pause between reads
+        while True:
+            # Before reading: a reading older than this was measured before the tool ended.
+            since_end = None if ended_at is None else max(0.0, time.monotonic() - ended_at)
+            state = self._read_state(names)
+            if arm_config is None or since_end is None or time.monotonic() >= deadline:
+                return since_end, state
+            reading = next((r for r in state if r.source == arm_config.source), None)
+            if reading is not None and reading.age_s is not None and reading.age_s <= since_end:
+                return since_end, state
+            pause.wait(_ARM_POSE_POLL_S)
 
     def _read_state(self, names: Sequence[str]) -> tuple[StateReading, ...]:
         if self._state is None or not names:

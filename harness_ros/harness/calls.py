@@ -298,6 +298,7 @@ class ToolCallRunner:
 
     def _evaluate(self, spec: ToolSpec, run_id: str, arguments: dict[str, Any], tool: Any) -> Verdict:
         assert self._gate is not None
+        ended_at = time.monotonic()  # an arm pose measured before this is no evidence
         observation = self.post_execution_observation()
         # What was asked, in robot terms: the binding computes it from the arguments alone.
         requested_pose = None
@@ -307,7 +308,9 @@ class ToolCallRunner:
                 requested_pose = requested(arguments)
             except Exception:  # no requested pose: a pose check then fails closed
                 logger.exception("requested pose of %r failed", spec.name)
-        return self._gate.judge(spec, run_id, observation, arguments=arguments, requested_pose=requested_pose)
+        return self._gate.judge(
+            spec, run_id, observation, arguments=arguments, requested_pose=requested_pose, ended_at=ended_at
+        )
 
     def post_execution_observation(self) -> Observation:
         """A fresh observation (waiting up to ``post_execution_wait_s``) for an evaluator."""

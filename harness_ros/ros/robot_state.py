@@ -2,8 +2,9 @@
 
 Types: ``odometry`` (nav_msgs/Odometry: pose in ``header.frame_id`` and the twist),
 ``pose`` (geometry_msgs/PoseWithCovarianceStamped, a localizer's pose such as
-``/amcl_pose`` in the map frame) and ``joint_states`` (sensor_msgs/JointState, reduced to
-the configured joints). Subscriptions are best effort, which matches reliable publishers
+``/amcl_pose`` in the map frame), ``joint_states`` (sensor_msgs/JointState, reduced to
+the configured joints) and ``pose_stamped`` (geometry_msgs/PoseStamped, the end
+effector's pose for an arm move's check). Subscriptions are best effort, which matches reliable publishers
 too. A reading's age is measured on the node clock (sim time under ``use_sim_time``)
 from the message's stamp, or from its arrival when the stamp is zero.
 """
@@ -16,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from geometry_msgs.msg import PoseWithCovarianceStamped
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 from rclpy.exceptions import NameValidationException
 from rclpy.node import Node
@@ -24,6 +25,7 @@ from sensor_msgs.msg import JointState
 
 from harness_ros.config import StateSourceConfig
 from harness_ros.errors import ConfigError
+from harness_ros.evaluation.arm_pose import ArmPose
 from harness_ros.evaluation.evidence import Pose2D, StateReading, yaw_from_quaternion
 from harness_ros.ros.qos import qos_for
 
@@ -33,6 +35,7 @@ _TYPES: dict[str, type] = {
     "odometry": Odometry,
     "pose": PoseWithCovarianceStamped,
     "joint_states": JointState,
+    "pose_stamped": PoseStamped,
 }
 
 
@@ -118,6 +121,15 @@ class RosRobotState:
                 float(pose.position.y),
                 yaw_from_quaternion(q.x, q.y, q.z, q.w),
             )
+        if source.type == "pose_stamped":
+            p, q = msg.pose.position, msg.pose.orientation
+            norm = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
+            unit = (
+                (q.x / norm, q.y / norm, q.z / norm, q.w / norm)
+                if math.isfinite(norm) and norm > 1e-9
+                else None
+            )
+            reading["arm_pose"] = ArmPose(msg.header.frame_id, float(p.x), float(p.y), float(p.z), unit)
         if source.type == "odometry":
             twist = msg.twist.twist
             reading["linear_speed_m_s"] = math.hypot(twist.linear.x, twist.linear.y)

@@ -38,6 +38,7 @@ from unique_identifier_msgs.msg import UUID
 
 from harness_ros.config import ToolBinding, ToolPrerequisite
 from harness_ros.errors import ToolError
+from harness_ros.evaluation.arm_pose import ArmPose, requested_arm_pose_from_goal
 from harness_ros.evaluation.evidence import Pose2D, requested_pose_from_goal
 from harness_ros.ros.distros import constants_of
 from harness_ros.ros.interfaces import (
@@ -188,16 +189,17 @@ class _RosTool:
             raise ToolError(msg)
         return dotted
 
-    def requested_pose(self, arguments: dict[str, Any]) -> Pose2D | None:
-        """The base pose this call's goal asks for (None when the goal names none): built
-        from the arguments by the binding, so it says what was asked, not what happened."""
+    def requested_pose(self, arguments: dict[str, Any]) -> Pose2D | ArmPose | None:
+        """The base pose this call's goal asks for, or the end-effector pose of a MoveIt
+        MoveGroup goal (None when the goal names none): built from the arguments by the
+        binding, so it says what was asked, not what happened."""
         if self._compiled is None:
             return requested_pose_from_goal(arguments)
         try:
             goal = self._compiled.build(arguments, now=lambda: {"sec": 0, "nanosec": 0})
         except BindingError:
             return None
-        return requested_pose_from_goal(goal)
+        return requested_pose_from_goal(goal) or requested_arm_pose_from_goal(goal)
 
     def _now(self) -> dict[str, int]:
         # The node clock: sim time when use_sim_time is set, so stamps match the robot's TF.
