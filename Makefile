@@ -56,6 +56,12 @@ local-model: $(STAMP)
 demo-local: $(IFACE_STAMP) local-model
 	$(BIN)/harness-ros demo --model local/$(LOCAL_MODEL)
 
+# The physics robot (Stretch 3 in MuJoCo) and one harness task on it, with scripted
+# decisions: the physics node, the harness node with config/robots/stretch3_physics.yaml
+# and `harness-ros task`, as test/test_physics_harness.py runs them (docs/physics-sim.md).
+demo-physics: $(STAND_IN_STAMP)
+	$(BIN)/python -m pytest -q -s -p no:cacheprovider test/test_physics_harness.py -k scripted_fetch
+
 # The model the real-model test drives (test/test_local_model_sim.py requires it in `make test`).
 test-model: $(STAMP)
 	scripts/install_local_model.sh $(VENV) $(TEST_LOCAL_MODEL)
