@@ -211,8 +211,9 @@ def judge_goal(goal: str, revisions: Sequence[str], state: Mapping[str, Any]) ->
         obj, target = placement.object_id, placement.surface_id
         if placement.kinds:
             # "a cup": met by any object of the kind resting on the surface.
-            kind = [str(o) for o in objects if str(o).rsplit("_", 1)[-1] in placement.kinds]
-            resting = [o for o in kind if holding != o and (objects.get(o) or {}).get("on") == target]
+            truth: Mapping[str, Any] = objects or {}
+            kind = [str(o) for o in truth if str(o).rsplit("_", 1)[-1] in placement.kinds]
+            resting = [o for o in kind if holding != o and (truth.get(o) or {}).get("on") == target]
             seen.append(f"{obj}: {', '.join(resting) or 'none'} on {target!r}")
             if not resting:
                 failures.append(f"no object of the kind ({obj}) is on {target!r}")
