@@ -34,11 +34,11 @@ from harness_ros.retention import mark_recording, prune_recordings
 from harness_ros.ros.graph_check import expected_topics
 
 if TYPE_CHECKING:
+    from rclpy.node import Node
     from rosbags.interfaces import Connection
     from rosbags.typesys.store import Typestore
 
     from harness_ros.config import HarnessConfig
-    from harness_ros.ros.node import HarnessNode
 
 __all__ = ["IMAGE_TYPES", "BagRecorder", "attach_recorder", "import_message_type", "recorded_topics"]
 
@@ -125,7 +125,7 @@ class BagRecorder:
 
     def __init__(
         self,
-        node: HarnessNode,
+        node: Node,
         path: str | Path,
         *,
         topics: dict[str, str],
@@ -176,7 +176,9 @@ class BagRecorder:
             )
         self._thread = threading.Thread(target=self._write_loop, name="bag-recorder", daemon=True)
         self._thread.start()
-        node.event_listeners.append(self._on_event)
+        # the HarnessNode's listener list: typing ``node`` as HarnessNode would make this module
+        # and ros.node import each other (test/test_import_direction.py refuses that cycle)
+        node.event_listeners.append(self._on_event)  # type: ignore[attr-defined]
         logger.info("recording %d topics to %s", len(all_topics), self.path)
 
     # ------------------------------------------------------------------ callbacks (never block)
@@ -226,7 +228,7 @@ class BagRecorder:
             if self._closed:
                 return
             self._closed = True
-        listeners = self._node.event_listeners
+        listeners = self._node.event_listeners  # type: ignore[attr-defined]  # as in __init__
         if self._on_event in listeners:
             listeners.remove(self._on_event)
         for subscription in self._subscriptions:
@@ -244,7 +246,7 @@ class BagRecorder:
             logger.warning("bag %s: %d messages dropped", self.path, self.dropped)
 
 
-def attach_recorder(node: HarnessNode, config: HarnessConfig) -> BagRecorder | None:
+def attach_recorder(node: Node, config: HarnessConfig) -> BagRecorder | None:
     """A recorder for ``config.record`` (None when ``record.path`` is unset).
 
     A path that already exists gets a time-stamped sibling folder, so a restarted node
