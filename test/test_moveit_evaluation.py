@@ -9,6 +9,7 @@ time: the verdict comes from the measured pose, never from the tool's claim or a
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -19,12 +20,17 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from harness_ros.config import ArmPoseCheckConfig, EvaluatorConfig, load_config
-from harness_ros.evaluation import EvaluationGate, VerdictStatus
+from harness_ros.config import ArmPoseCheckConfig, EvaluatorConfig, HarnessLimits, load_config
+from harness_ros.evaluation import EvaluationGate, ModelEvaluator, VerdictStatus
 from harness_ros.evaluation.arm_pose import ArmPose, check_arm_pose, requested_arm_pose_from_goal
 from harness_ros.evaluation.evidence import StateReading
+from harness_ros.events import EventType
+from harness_ros.harness import Harness
+from harness_ros.model.contracts import ModelReply, ToolCall, Usage
 from harness_ros.observation.contracts import Observation
+from harness_ros.tools import ToolSpec, success
 from harness_ros.tools.contracts import CancelToken
+from harness_ros.tools.finish_task import FINISH_TASK
 from harness_ros.tools.moveit_goal import built_goal
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -216,6 +222,84 @@ def test_orientation_and_configured_tolerance() -> None:
     assert not check_arm_pose(target, reading(nan), wider).holds
     old = check_arm_pose(target, reading(near, age_s=2.0), wider, since_end_s=1.0)
     assert not old.holds and "measured before the move ended" in old.reason
+
+
+class ArmTool:
+    """A MoveIt tool that claims success; its requested pose is the goal's target."""
+
+    spec = ToolSpec(
+        name="move_arm_to_pose",
+        description="Move the gripper.",
+        input_schema={"type": "object", "properties": {"x": {"type": "number"}}},
+        physical=True,
+        evaluated=True,
+        post_condition=POST_CONDITION,
+    )
+
+    def execute(self, arguments: dict[str, Any], *, cancel: CancelToken, feedback: Any = None) -> Any:
+        return success(run_id="arm-1", message="move_group says SUCCESS")
+
+    def requested_pose(self, arguments: dict[str, Any]) -> ArmPose:
+        return requested()
+
+
+class OneReading:
+    def __init__(self, reading: StateReading) -> None:
+        self.reading = reading
+
+    def state_names(self) -> tuple[str, ...]:
+        return ("tool_pose",)
+
+    def read_state(self, names: Any) -> tuple[StateReading, ...]:
+        return tuple(self.reading for _ in names)
+
+
+class Script:
+    """The acting model moves the arm once, then finishes; the evaluator's model answers
+    only the task's goal check (the arm verdict asks no model)."""
+
+    name = "scripted"
+
+    def __init__(self, *replies: ModelReply) -> None:
+        self.replies = list(replies)
+
+    def complete(self, messages: Any, *, tools: Any = None, json_mode: bool = False) -> ModelReply:
+        return self.replies.pop(0)
+
+
+def call(name: str, arguments: dict[str, Any]) -> ModelReply:
+    return ModelReply(
+        text=None, tool_calls=(ToolCall(name, name, json.dumps(arguments), arguments),), usage=Usage(1, 1)
+    )
+
+
+@pytest.mark.parametrize(("age_s", "status"), [(0.0, "success"), (0.9, "failure")])
+def test_the_harness_passes_the_tools_end_to_the_arm_check(tmp_path: Path, age_s: float, status: str) -> None:
+    # 0.9 s old is not stale by max_age_s (1 s) but predates the tool's end: no evidence.
+    at_target = ArmPose("base_link", 0.45, -0.2, 0.3, FORWARD)
+    config = EvaluatorConfig.model_validate(
+        {
+            "kind": "model",
+            "state": EVALUATOR["state"],
+            "evidence": {"move_arm_to_pose": {"arm_pose_check": {"source": "tool_pose", "wait_s": 0}}},
+        }
+    )
+    finish = {"outcome": "succeeded", "summary": "moved"}
+    goal_check = json.dumps({"status": "success", "failure_reason": None, "evidence": "seen"})
+    harness = Harness(
+        model=Script(call("move_arm_to_pose", dict(TARGET)), call(FINISH_TASK, finish)),
+        tools=[ArmTool()],
+        evaluator=ModelEvaluator(Script(ModelReply(text=goal_check))),
+        evaluator_config=config,
+        robot_state=OneReading(reading(at_target, age_s=age_s)),
+        runs_dir=tmp_path / "runs",
+        limits=HarnessLimits(max_turns=3),
+    )
+    events = list(harness.run("Move the gripper."))
+    (tool_verdict,) = [e.data["verdict"] for e in events if e.type is EventType.VERDICT and "tool" in e.data]
+    assert tool_verdict["status"] == status, tool_verdict
+    if status == "failure":
+        assert "measured before the move ended" in tool_verdict["failure_reason"]
 
 
 @pytest.mark.parametrize(
