@@ -234,6 +234,12 @@ class MemoryConfig(_Model):
         description="audit.jsonl is rotated to audit.jsonl.1 when it would grow past this; null = never.",
     )
     audit_keep: int = Field(default=3, ge=0, description="Rotated audit.jsonl generations kept.")
+    world: bool = Field(
+        default=True,
+        description="World memory: WORLD.md (where objects and places were last confirmed, by what "
+        "evidence) is kept, briefed before the first decision and answered by recall_object; false: "
+        "no WORLD.md is read or written and recall_object is not offered (docs/memory.md).",
+    )
 
     @field_validator("min_confidence", mode="before")
     @classmethod
