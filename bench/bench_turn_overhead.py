@@ -1,6 +1,6 @@
 """Per-turn overhead of the harness without a model: 1,000 memory entries, 200 skills, 30 tools.
 
-    .venv/bin/python bench/bench_turn_overhead.py [--quick] [--turns N]
+    .venv/bin/python bench/bench_turn_overhead.py [--quick] [--turns N] [--profile N]
 
 A real Harness with a real FileMemory (MEMORY.md with 1,000 entries, 30 tool-experience
 ledgers), a SkillCatalog of 200 skills and 30 tools runs tasks against a fake model.
@@ -10,14 +10,24 @@ to JSON. That is the baseline. Measured:
 - per-turn overhead: wall time between the end of one model call and the start of the
   next (handling the reply, running a trivial tool, Task Notes written to disk with
   fsync, events, the notes snapshot, the compaction estimate, assembling the request);
+- of that, the durable Task Notes write (temp file, fsync, rename, fsync of the folder),
+  timed around each write, and the rest of the turn without it: the write is the disk's
+  speed, the rest is the harness's code;
 - the context build alone (ContextBuilder.messages + tools + estimate_tokens);
 - summarizer model calls at task start: a cold cache, then a second start with no
   ledger changed (goal 0), then a start after one ledger changed (expect 1).
+
+``--profile N`` runs cProfile over the measured turns only (the model calls, task starts
+and task ends left out) and prints its top N entries by own time; the timings of that
+run include the profiler's overhead.
 """
 
 from __future__ import annotations
 
+import cProfile
+import io
 import json
+import pstats
 import statistics
 import sys
 import tempfile
@@ -115,9 +125,10 @@ class SerialisingModel:
 
     name = "bench/fake"
 
-    def __init__(self, turns: int) -> None:
+    def __init__(self, turns: int, profiler: cProfile.Profile | None = None) -> None:
         self.turns = turns
         self.calls: list[tuple[float, float]] = []
+        self.profiler = profiler  # on between the calls of one task only
 
     def complete(
         self,
@@ -126,6 +137,8 @@ class SerialisingModel:
         tools: list[dict[str, Any]] | None = None,
         json_mode: bool = False,
     ) -> ModelReply:
+        if self.profiler is not None:
+            self.profiler.disable()
         start = time.perf_counter()
         json.dumps({"model": self.name, "messages": messages, "tools": tools})  # what a client must do
         turn = len(self.calls)
@@ -139,7 +152,27 @@ class SerialisingModel:
                 None, (ToolCall(f"c{turn}", f"tool_{turn % TOOLS:02d}", json.dumps(arguments), arguments),)
             )
         self.calls.append((start, time.perf_counter()))
+        if self.profiler is not None and turn + 1 < self.turns:
+            self.profiler.enable()
         return reply
+
+
+def time_notes_writes(memory: FileMemory) -> list[tuple[float, float]]:
+    """Times every Task Notes write of ``memory`` from now on: (start, end) pairs."""
+    spans: list[tuple[float, float]] = []
+    write = memory.store.write_notes
+
+    def timed(text: str) -> None:
+        start = time.perf_counter()
+        write(text)
+        spans.append((start, time.perf_counter()))
+
+    setattr(memory.store, "write_notes", timed)  # noqa: B010 (an instance attribute, on purpose)
+    return spans
+
+
+def p90(samples: list[float]) -> float:
+    return sorted(samples)[int(0.9 * len(samples))]
 
 
 def run_task(harness: Harness, model: SerialisingModel, task_id: str) -> tuple[str, float]:
@@ -151,6 +184,9 @@ def run_task(harness: Harness, model: SerialisingModel, task_id: str) -> tuple[s
 def main(argv: list[str] | None = None) -> int:
     parser = base_parser(__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, help="model decisions per task (default 25, quick 12)")
+    parser.add_argument(
+        "--profile", type=int, metavar="N", help="cProfile the measured turns; print the top N by own time"
+    )
     args = parser.parse_args(argv)
     turns = args.turns or (12 if args.quick else 25)
     tasks = 3 if args.quick else 6
@@ -161,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         write_skills(root / "skills")
         summarizer = CountingSummarizer()
         memory = FileMemory(root / "memory", tool_experience_summarizer=summarizer)
+        notes_writes = time_notes_writes(memory)
+        profiler = cProfile.Profile() if args.profile else None
         skills = SkillCatalog.discover(root / "skills")
         assert len(skills.names) == SKILLS
         tools = make_tools()
@@ -171,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         # ---- summarizer calls at task start
         start_calls = []
         overhead: list[float] = []
+        notes_ms: list[float] = []
+        rest_ms: list[float] = []
         model_ms: list[float] = []
         start_ms: list[float] = []
         for n in range(tasks):
@@ -179,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
                 ledger.write_text(
                     ledger.read_text(encoding="utf-8").replace("## Failure\n", "## Failure\n- Lid stuck.\n")
                 )
-            model = SerialisingModel(turns)
+            model = SerialisingModel(turns, profiler if n >= 1 else None)
             harness = Harness(model=model, tools=tools, memory=memory, skills=skills)
             before = summarizer.calls
             status, started = run_task(harness, model, f"bench-{n}")
@@ -191,6 +231,10 @@ def main(argv: list[str] | None = None) -> int:
             ]
             if n >= 1:  # the first task warms caches and imports
                 overhead += gaps
+                for (_, gap_start), (gap_end, _) in zip(model.calls, model.calls[1:], strict=False):
+                    inside = [end - begin for begin, end in notes_writes if gap_start <= begin < gap_end]
+                    notes_ms += [span * 1000 for span in inside]
+                    rest_ms.append((gap_end - gap_start - sum(inside)) * 1000)
                 model_ms += [(end - begin) * 1000 for begin, end in model.calls]
 
         # ---- the context build alone, with a full task's history
@@ -224,12 +268,15 @@ def main(argv: list[str] | None = None) -> int:
         system_chars = len(builder.system_text)
 
     per_turn = statistics.median(overhead)
-    per_turn_p90 = sorted(overhead)[int(0.9 * len(overhead))]
+    per_turn_p90 = p90(overhead)
     baseline = statistics.median(model_ms)
     model_p90 = sorted(model_ms)[int(0.9 * len(model_ms))]
+    notes, rest = statistics.median(notes_ms), statistics.median(rest_ms)
     rows = [
         ("fake model call (request -> JSON), baseline", f"{baseline:.2f}", f"{model_p90:.2f}"),
         ("harness work per turn (between model calls)", f"{per_turn:.2f}", f"{per_turn_p90:.2f}"),
+        ("  of which the Task Notes write (fsync)", f"{notes:.2f}", f"{p90(notes_ms):.2f}"),
+        ("  the rest of the turn (the harness's code)", f"{rest:.2f}", f"{p90(rest_ms):.2f}"),
         ("context build alone (messages+tools+estimate)", f"{build_ms:.3f}", f"{build_p90:.3f}"),
         ("task start (memory, summaries, resident render)", f"{statistics.median(start_ms[1:]):.2f}", "-"),
     ]  # fmt: skip
@@ -241,6 +288,12 @@ def main(argv: list[str] | None = None) -> int:
     print("summarizer calls per task start: " + ", ".join(str(c) for c in start_calls))
     print("  (start 1: cold cache, one per ledger; start 3: after one ledger changed)\n")
     print(f"per-turn overhead / fake model call: {per_turn / baseline:.1f}x")
+    print(f"the rest of the turn / fake model call: {rest / baseline:.1f}x")
+    if profiler is not None:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(args.profile)
+        print(f"\nprofile of the measured turns (top {args.profile} by own time):")
+        print(out.getvalue())
     headline("per-turn overhead", f"{per_turn:.2f} ms", "< 5 ms", per_turn < 5.0)
     unchanged = start_calls[1]
     headline("summarizer calls at start, no ledger changed", str(unchanged), "0", unchanged == 0)

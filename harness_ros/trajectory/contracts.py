@@ -413,6 +413,15 @@ class Trajectory:
         overflow = max(0, len(steps) - MAX_STEPS)
         return replace(self, steps=steps[overflow:], dropped_steps=self.dropped_steps + overflow)
 
+    def with_built_step(self, step: TrajectoryStep) -> Trajectory:
+        """This trajectory with a step another trajectory built (``with_step``: bounded
+        already), the object itself, renumbered only when this one counts differently."""
+        index = self.steps[-1].index + 1 if self.steps else self.dropped_steps + 1
+        built = step if step.index == index else replace(step, index=index)
+        steps = (*self.steps, built)
+        overflow = max(0, len(steps) - MAX_STEPS)
+        return replace(self, steps=steps[overflow:], dropped_steps=self.dropped_steps + overflow)
+
     def with_revision(self, text: str) -> Trajectory:
         revisions = (*self.revisions, cap(" ".join(str(text).split())))
         return replace(self, revisions=revisions[-MAX_REVISIONS:])
@@ -584,8 +593,25 @@ class Trajectory:
         return lines
 
 
+_STEP_LINES: dict[int, tuple[TrajectoryStep, str]] = {}
+"""Rendered timeline lines by step identity (the step is kept, so its id is not reused):
+the Task Notes are rendered whole after every call, and a step never changes once made."""
+_STEP_LINES_KEPT = 4 * MAX_STEPS
+
+
 def _step_line(step: TrajectoryStep) -> str:
     """One timeline line: the call, its compact outcome and the evaluator's verdict."""
+    cached = _STEP_LINES.get(id(step))
+    if cached is not None and cached[0] is step:
+        return cached[1]
+    line = _render_step_line(step)
+    if len(_STEP_LINES) >= _STEP_LINES_KEPT:
+        _STEP_LINES.clear()
+    _STEP_LINES[id(step)] = (step, line)
+    return line
+
+
+def _render_step_line(step: TrajectoryStep) -> str:
     arguments = json.dumps(dict(step.arguments), ensure_ascii=False, sort_keys=True)
     refused = f"REFUSED before it ran ({step.refusal}): " if step.refusal else ""
     line = f"{step.index}. {step.tool} {arguments} -> {refused}{note_outcome(step.result)}"
