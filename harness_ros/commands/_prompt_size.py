@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
+    from harness_ros.observation.contracts import Observation
 
 __all__ = [
     "SAMPLE_INSTRUCTION",
@@ -57,7 +58,7 @@ class PromptCount:
         return f"first decision: {self.total} tokens ({self.how})"
 
 
-def sample_observation(config: HarnessConfig) -> Any:
+def sample_observation(config: HarnessConfig) -> Observation:
     """An observation with every configured view fresh, a clearance and a depth summary."""
     from harness_ros.observation.contracts import (
         CameraAim,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from rclpy.callback_groups import CallbackGroup
 from rclpy.exceptions import NameValidationException
 from rclpy.node import Node
 from rclpy.subscription import Subscription
@@ -216,7 +217,7 @@ class RosObservationSource:
         footprint: Footprint | None = None,
         footprint_radius_m: float | None = None,
         views: Sequence[str] | None = None,
-        callback_group: Any = None,
+        callback_group: CallbackGroup | None = None,
         subscriber: Node | None = None,
     ) -> None:
         """``footprint`` (``Footprint.from_config(config.safety)``), or a circle of
@@ -379,7 +380,7 @@ class RosObservationSource:
             self._subscriber.create_subscription(TFMessage, topic, store, qos, callback_group=self._group())
         )
 
-    def _group(self) -> Any:
+    def _group(self) -> CallbackGroup | None:
         """The callback group given for ``node``; a companion subscriber uses its default."""
         return self._callback_group if self._subscriber is self._node else None
 

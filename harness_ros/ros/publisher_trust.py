@@ -33,10 +33,13 @@ told that trust is by the graph (``describe_dropped``).
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness_ros.errors import AmbiguousPublisherError
 from harness_ros.ros.compat import gid_key, message_info_carries_gid, message_publisher_gid
+
+if TYPE_CHECKING:
+    from rclpy.node import Node
 
 __all__ = ["AmbiguousPublisherError", "NodePublisher", "Verdict", "split_node_name"]
 
@@ -82,7 +85,7 @@ class NodePublisher:
     is (``ambiguous``).
     """
 
-    def __init__(self, node: Any, topic: str, publisher_node: str) -> None:
+    def __init__(self, node: Node, topic: str, publisher_node: str) -> None:
         self._node = node
         self.topic = topic
         self.publisher_node = "/" + publisher_node.strip("/")
