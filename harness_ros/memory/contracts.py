@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from harness_ros.memory.world_contracts import WorldFactEntry
+
 __all__ = [
     "SECTIONS",
     "DurableMemoryEntry",
@@ -55,6 +57,8 @@ class ToolExperienceEntry:
 class MemoryConsolidation:
     memory_entries: tuple[DurableMemoryEntry, ...] = field(default_factory=tuple)
     tool_experience_entries: tuple[ToolExperienceEntry, ...] = field(default_factory=tuple)
+    world_entries: tuple[WorldFactEntry, ...] = field(default_factory=tuple)
+    """Objects and where the operator said they are (``world_operator``: their words only)."""
     unreadable_entries: tuple[str, ...] = field(default_factory=tuple)
     """Entries of the reply that are not even objects, each as "where: why" (audited and
     dropped; the readable entries are judged on their own)."""

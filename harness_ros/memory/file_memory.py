@@ -146,6 +146,8 @@ class FileMemory:
         self._world_base: WorldDocument | None = None
         self._world_told = 0
         self._world_briefed = False
+        self.world_time: float | None = None
+        """When the last task's evidence was folded (an operator's world entry is stamped so)."""
         self.recovery_lessons = recovery_lessons
         """Whether a recovery the trajectory proves becomes a failure lesson when the
         consolidator proposes none for that tool (``memory.evidence``)."""
@@ -451,6 +453,7 @@ class FileMemory:
             changes = fold_steps(doc, steps, at)
             if doc.text() != before:
                 atomic_write_bytes(self.world_path, doc.text().encode("utf-8"))
+        self.world_time = at
         return {"time": at, "changes": changes_json(changes)}
 
     def show_whole_task_notes(self) -> None:
@@ -629,7 +632,11 @@ class FileMemory:
                 audit += refusal_records(task_id, task_outcome, events)
                 held = [{"task_id": task_id, "time": time.time(), **d.to_dict()} for d in decisions if d.held]
                 self.store.apply_journaled([d.to_dict() for d in decisions if d.accepted], audit, held)
-        return tally(decisions)
+        from harness_ros.memory.world_operator import consolidate_world
+
+        steps = Trajectory.from_json(trajectory).steps
+        world = consolidate_world(self, proposal, steps, operator, dry_run=dry_run)
+        return {**tally(decisions), **world}
 
     def _decide(
         self, proposal: Any, trajectory: dict[str, Any], operator: list[str], allowed: list[str]

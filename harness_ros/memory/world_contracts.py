@@ -17,6 +17,7 @@ __all__ = [
     "Pose",
     "WorldChange",
     "WorldEntry",
+    "WorldFactEntry",
     "WorldProblem",
     "WorldTools",
 ]
@@ -123,3 +124,16 @@ class WorldTools:
     placed_field: str = "placed_object_id"
     pose_fields: tuple[str, str, str] = ("final_x", "final_y", "final_yaw")
     frame: str = "map"
+
+
+@dataclass(frozen=True)
+class WorldFactEntry:
+    """A world entry the consolidator proposes from the operator's words (as given: the
+    model may send anything; ``world_operator.decide_world_entries`` names what is wrong)."""
+
+    name: Any
+    where: Any
+    source: Any
+    """The operator's words, quoted exactly (instruction, revision or answer)."""
+    confidence: Any
+    kind: Any = None
