@@ -6,29 +6,17 @@ import json
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.waiting import wait_for as _wait_for
 
 pytestmark = pytest.mark.ros
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 LISTENER = Path(__file__).resolve().parent / "support" / "bag_stamp_listener.py"
-
-
-def _wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
-    """Wait on a condition with a deadline (a threading.Event so nothing busy-spins)."""
-    tick = threading.Event()
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() >= deadline:
-            return False
-        tick.wait(0.01)
-    return True
 
 
 def test_recorder_writes_topics_events_and_instructions_readable_back(

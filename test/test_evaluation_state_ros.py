@@ -7,13 +7,13 @@ import json
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from support.waiting import wait_for
 
 from harness_ros.config import load_config
 from harness_ros.evaluation import EvaluationGate, ModelEvaluator, VerdictStatus
@@ -23,16 +23,6 @@ from harness_ros.observation.contracts import Observation
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHER = REPO / "test" / "support" / "state_publisher.py"
 CLI = [sys.executable, "-m", "harness_ros.cli"]
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
-    tick = threading.Event()
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() >= deadline:
-            return False
-        tick.wait(0.05)
-    return True
 
 
 class StatePublisher:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.waiting import wait_for
 
 pytest.importorskip("rclpy")
 pytest.importorskip("test_msgs")
@@ -32,16 +33,6 @@ def status_publishers(node: Any) -> set[bytes]:
     return {
         bytes(info.endpoint_gid) for info in node.get_publishers_info_by_topic("/fibonacci/_action/status")
     }
-
-
-def wait_for(condition: Any, timeout_s: float) -> bool:
-    tick = threading.Event()
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() >= deadline:
-            return False
-        tick.wait(0.05)
-    return True
 
 
 @pytest.fixture

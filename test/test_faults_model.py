@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.waiting import ProcessLines
 
 from harness_ros.commands.task import EXIT_FAILED
 from harness_ros.testing.loopback_llm import finish_reply
@@ -51,22 +51,11 @@ class NodeProcess:
             stderr=subprocess.PIPE,
             text=True,
         )
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            with self._changed:
-                self.lines.append(line.rstrip())
-                self._changed.notify_all()
+        self.output = ProcessLines(self.proc, self.proc.stderr)
+        self.lines = self.output.lines
 
     def wait_for(self, text: str, timeout_s: float) -> bool:
-        with self._changed:
-            return self._changed.wait_for(
-                lambda: any(text in line for line in self.lines) or self.proc.poll() is not None, timeout_s
-            ) and any(text in line for line in self.lines)
+        return bool(self.output.wait_for(text, timeout_s))
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -11,12 +11,12 @@ import re
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.waiting import wait_for
 
 pytest.importorskip("rclpy")
 
@@ -32,17 +32,6 @@ CAMERA_TOPIC, SCAN_TOPIC = "/cam/front/image", "/scan"
 MAX_AGE_S = 0.4
 NAVIGATE = ToolSpec("navigate_to", "drive to a named place", base_motion=True)
 LOOK = ToolSpec("look", "look around")
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
-    """A bounded wait for a condition (staleness needs time to pass; nothing else is waited for)."""
-    tick = threading.Event()
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() >= deadline:
-            return False
-        tick.wait(0.05)
-    return True
 
 
 class Publisher:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from rclpy.duration import Duration
+from support.waiting import Waited, wait_on
 
 from harness_ros.config import load_config
 from harness_ros_sim.gazebo.bridge import ROS_TOPICS, ros_pose_topic
@@ -249,9 +250,8 @@ class FakeGazebo:
                 return  # gz: "Already detached", nothing published
         self.state_pubs[object_id].publish(self.String(data="detached"))
 
-    def wait(self, predicate: Any, timeout: float = WAIT_S) -> bool:
-        with self.lock:
-            return self.lock.wait_for(predicate, timeout)
+    def wait(self, predicate: Any, timeout: float = WAIT_S) -> Waited:
+        return wait_on(self.lock, predicate, timeout)
 
     def close(self) -> None:
         self._running.clear()

@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 from support.install_tree import make_install
 from support.spinning_node import spinning_node
+from support.waiting import wait_for as wait_until
 
 from harness_ros.testing.loopback_llm import LoopbackLLMServer, finish_reply
 
@@ -40,16 +40,6 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 
 def node_log(tmp_path: Path) -> str:
     return "node log:\n" + (tmp_path / "node.log").read_text(errors="replace")
-
-
-def wait_until(condition: Callable[[], bool], timeout_s: float) -> bool:
-    """Poll a graph condition (discovery has no event to wait on) until true or timed out."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 class LifecycleClient:

@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from support.waiting import ProcessLines
 
 pytest.importorskip("rclpy")
 
@@ -45,30 +46,23 @@ def local_config(tmp_path: Path, model: str) -> Path:
 class NodeProcess:
     """``harness-ros node`` with its stderr (the ROS log) collected line by line."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(
+        self, argv: list[str], env: dict[str, str], *, merged: bool = False, start_new_session: bool = False
+    ) -> None:
+        """``merged``: stdout too goes to the log (a command's own output, not only the ROS log)."""
         self.proc = subprocess.Popen(
-            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            argv,
+            env=env,
+            stdout=subprocess.PIPE if merged else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+            text=True,
+            start_new_session=start_new_session,
         )
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            with self._changed:
-                self.lines.append(line.rstrip())
-                self._changed.notify_all()
-        with self._changed:  # the end of the log: a waiter sees the exit at once
-            self._changed.notify_all()
+        self.output = ProcessLines(self.proc, self.proc.stdout if merged else self.proc.stderr)
+        self.lines = self.output.lines
 
     def wait_for(self, text: str, timeout_s: float) -> bool:
-        def seen() -> bool:
-            return any(text in line for line in self.lines)
-
-        with self._changed:
-            self._changed.wait_for(lambda: seen() or self.proc.poll() is not None, timeout_s)
-            return seen()
+        return bool(self.output.wait_for(text, timeout_s))
 
     def log(self) -> str:
         return "\n".join(self.lines)
@@ -208,14 +202,7 @@ def test_ctrl_c_during_a_local_decision_stops_the_demo_without_killing_the_node(
             "--task-timeout", "200", "--workdir", str(workdir)]  # fmt: skip
     env = {key: value for key, value in ros_env.items() if key != "HARNESS_MODEL"}
     # Its own process group, as a terminal runs it: Ctrl-C reaches the demo, the sim and the node.
-    demo = NodeProcess.__new__(NodeProcess)
-    demo.proc = subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
-    )
-    demo.lines, demo._changed = [], threading.Condition()
-    assert demo.proc.stdout is not None
-    demo.proc.stderr = demo.proc.stdout
-    threading.Thread(target=demo._read, daemon=True).start()
+    demo = NodeProcess(argv, env, merged=True, start_new_session=True)
     try:
         assert demo.wait_for("[turn 1] observe", 180.0), demo.log()
         # The first decision's request goes out right after the observation and takes 30 s or

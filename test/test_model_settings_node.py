@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.waiting import ProcessLines
 
 pytest.importorskip("rclpy")
 
@@ -45,24 +45,11 @@ class NodeProcess:
         self.proc = subprocess.Popen(
             argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            with self._changed:
-                self.lines.append(line.rstrip())
-                self._changed.notify_all()
+        self.output = ProcessLines(self.proc, self.proc.stderr)
+        self.lines = self.output.lines
 
     def wait_for(self, text: str, timeout_s: float) -> bool:
-        def seen() -> bool:
-            return any(text in line for line in self.lines)
-
-        with self._changed:
-            self._changed.wait_for(lambda: seen() or self.proc.poll() is not None, timeout_s)
-            return seen()
+        return bool(self.output.wait_for(text, timeout_s))
 
     def stop(self) -> None:
         if self.proc.poll() is None:

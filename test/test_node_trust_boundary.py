@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.processes import ServerProcess
 from support.spinning_node import spinning_node
+from support.waiting import Waited, wait_on
 from test_ros_node import loopback_policy  # one fibonacci call, then a report
 
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
@@ -95,9 +96,8 @@ class Client:
             self.events.append(json.loads(msg.data))
             self._changed.notify_all()
 
-    def wait(self, condition: Callable[[], bool], timeout_s: float) -> bool:
-        with self._changed:
-            return self._changed.wait_for(condition, timeout=timeout_s)
+    def wait(self, condition: Callable[[], bool], timeout_s: float) -> Waited:
+        return wait_on(self._changed, condition, timeout_s)
 
     def connected(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from support.processes import ServerProcess
 from support.spinning_node import spinning_node
+from support.waiting import Waited, wait_on
 
 from harness_ros.testing.loopback_llm import LoopbackLLMServer, finish_reply
 
@@ -114,9 +115,8 @@ class Client:
 
         return callback
 
-    def wait(self, condition: Callable[[], bool], timeout_s: float) -> bool:
-        with self._changed:
-            return self._changed.wait_for(condition, timeout=timeout_s)
+    def wait(self, condition: Callable[[], bool], timeout_s: float) -> Waited:
+        return wait_on(self._changed, condition, timeout_s)
 
     def connect(self, timeout_s: float = 60.0) -> None:
         pubs = (self.instruction, self.cancel, self.answers)

@@ -27,6 +27,7 @@ pytest.importorskip("control_msgs")
 
 from support.processes import ServerProcess
 from support.spinning_node import spinning_node
+from support.waiting import wait_for
 
 from harness_ros.config import HarnessConfig, ToolBinding, load_config
 from harness_ros.errors import ToolError
@@ -88,11 +89,12 @@ def tools_of(node: Any, config: HarnessConfig, server: ServerProcess) -> dict[st
 def wait_for_sim_time(node: Any) -> None:
     """Wait (bounded) until the node clock follows the server's /clock."""
     wanted = SIM_STAMP["sec"] * 10**9 + SIM_STAMP["nanosec"]
-    deadline = time.monotonic() + DISCOVERY_S
-    tick = threading.Event()
-    while node.get_clock().now().nanoseconds != wanted:
-        assert time.monotonic() < deadline, "the node clock never followed /clock"
-        tick.wait(0.02)
+    followed = wait_for(
+        lambda: node.get_clock().now().nanoseconds == wanted,
+        DISCOVERY_S,
+        what="the node clock to follow /clock",
+    )
+    assert followed, followed
 
 
 def received(server: ServerProcess, name: str, timeout_s: float = 5.0) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.waiting import wait_on
 
 pytest.importorskip("rclpy")
 
@@ -40,11 +41,10 @@ class Operator:
             self.changed.notify_all()
 
     def wait_for(self, status: str, count: int = 1) -> list[dict[str, Any]]:
-        with self.changed:
-            ok = self.changed.wait_for(
-                lambda: len([r for r in self.requests if r["status"] == status]) >= count, WAIT_S
-            )
-        assert ok, f"no {status!r} request seen: {self.requests}"
+        ok = wait_on(
+            self.changed, lambda: len([r for r in self.requests if r["status"] == status]) >= count, WAIT_S
+        )
+        assert ok, f"no {status!r} request seen ({ok!r}): {self.requests}"
         return [r for r in self.requests if r["status"] == status]
 
     def send(self, body: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.waiting import wait_on
 
 pytest.importorskip("harness_sim_msgs", reason="build it first: scripts/build_interfaces.sh .venv")
 
@@ -91,8 +92,8 @@ class _Client:
             self.truth_changed.notify_all()
 
     def wait_truth(self, predicate: Any, timeout: float = WAIT_S) -> dict[str, Any]:
+        assert wait_on(self.truth_changed, lambda: bool(self.truth) and predicate(self.truth), timeout)
         with self.truth_changed:
-            assert self.truth_changed.wait_for(lambda: bool(self.truth) and predicate(self.truth), timeout)
             return self.truth
 
     def run_goal(self, client: Any, goal: Any, feedback: list[Any] | None = None) -> tuple[int, Any]:

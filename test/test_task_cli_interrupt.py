@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.processes import ServerProcess
+from support.waiting import ProcessLines
 from test_node_trust_boundary import HARNESS_ROS, REPO, write_config
 from test_ros_node import loopback_policy
 
@@ -26,37 +26,12 @@ from harness_ros.testing.loopback_llm import LoopbackLLMServer
 pytestmark = pytest.mark.ros
 
 
-class Lines:
+class Lines(ProcessLines):
     """A process's merged output, line by line, waited on by content."""
-
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            with self._changed:
-                self.lines.append(line.rstrip("\n"))
-                self._changed.notify_all()
-        with self._changed:
-            self._changed.notify_all()
-
-    def wait_for(self, text: str, timeout_s: float) -> list[str]:
-        def found() -> list[str]:
-            return [line for line in self.lines if text in line]
-
-        with self._changed:
-            self._changed.wait_for(lambda: found() or self.proc.poll() is not None, timeout_s)
-            return found()
 
     def finish(self, timeout_s: float) -> str:
         self.proc.wait(timeout=timeout_s)
-        self._reader.join(timeout=10)
-        return "\n".join(self.lines)
+        return self.join()
 
 
 @pytest.fixture
