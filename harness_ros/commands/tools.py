@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from harness_ros.commands._shared import add_example_config_option
 
 if TYPE_CHECKING:
+    from harness_ros.commands._prompt_size import PromptCount
     from harness_ros.config import HarnessConfig
 
 __all__ = ["model_tool_definitions", "register", "run_tools"]
@@ -175,7 +176,7 @@ def run_tools(args: argparse.Namespace) -> int:
     return 0
 
 
-def _first_decision(config: HarnessConfig, rows: list[dict[str, Any]], *, estimate: bool) -> Any:
+def _first_decision(config: HarnessConfig, rows: list[dict[str, Any]], *, estimate: bool) -> PromptCount:
     from harness_ros.commands._prompt_size import count_first_decision, first_decision
 
     request = first_decision(config, [row["definition"] for row in rows])
