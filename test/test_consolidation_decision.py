@@ -25,6 +25,7 @@ from harness_ros.memory.consolidation import (
     dedup_key,
 )
 from harness_ros.memory.store import MemoryStore
+from harness_ros.trajectory import Trajectory
 
 PROPERTY = settings(
     deadline=None,
@@ -142,8 +143,9 @@ def _decide(
     memory: dict[str, list[str]],
     ledgers: dict[str, dict[str, list[str]]],
 ) -> list[ConsolidationDecision]:
+    typed = Trajectory.from_json(trajectory)
     return decide_consolidation(
-        proposal, trajectory, operator, allowed=TOOLS, policy=policy, memory=memory, ledgers=ledgers
+        proposal, typed, operator, allowed=TOOLS, policy=policy, memory=memory, ledgers=ledgers
     )
 
 

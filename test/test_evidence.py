@@ -28,6 +28,7 @@ from harness_ros.model.contracts import ModelReply, ToolCall, Usage
 from harness_ros.observation.contracts import Observation
 from harness_ros.tools import ToolSpec, success, tool
 from harness_ros.tools.finish_task import FINISH_TASK
+from harness_ros.trajectory import steps_from
 
 FAILURE_LESSON = "When pick is refused, check the arguments and call it again."
 
@@ -207,10 +208,10 @@ def test_evidence_rule_on_recorded_trajectories() -> None:
     blocked = {"tool": "pick", "result": {"success": False, "reason": "stop", "blocked_by": "safety"}}
     executed = {"tool": "pick", "result": {"success": False, "reason": "slipped"}}
     judged = {"tool": "pick", "result": {"success": False, "reason": "x"}, "verdict": {"status": "failure"}}
-    assert not has_failure_then_confirmed_success([refused, confirmed], "pick")
-    assert not has_failure_then_confirmed_success([blocked, confirmed], "pick")
-    assert has_failure_then_confirmed_success([executed, confirmed], "pick")
-    assert has_failure_then_confirmed_success([judged, confirmed], "pick")
+    assert not has_failure_then_confirmed_success(steps_from([refused, confirmed]), "pick")
+    assert not has_failure_then_confirmed_success(steps_from([blocked, confirmed]), "pick")
+    assert has_failure_then_confirmed_success(steps_from([executed, confirmed]), "pick")
+    assert has_failure_then_confirmed_success(steps_from([judged, confirmed]), "pick")
 
 
 # ---------------------------------------------------------------------- verdicts fail closed

@@ -10,8 +10,14 @@ from harness_ros.config import MemoryConfig
 from harness_ros.memory import FileMemory
 from harness_ros.memory.contracts import MemoryConsolidation, ToolExperienceEntry
 from harness_ros.memory.evidence import recovery_lessons, with_recovery_lessons
+from harness_ros.trajectory import TrajectoryStep, steps_from
 
 OK = {"status": "success", "failure_reason": None}
+
+
+def _steps(events: list[Any]) -> list[TrajectoryStep]:
+    """The typed steps of a trajectory's JSON events (the evidence rules take nothing else)."""
+    return steps_from(events)
 
 
 def event(
@@ -46,7 +52,7 @@ TOOLS = ["navigate_to", "pick_object", "place_object", "load_skill"]
 
 
 def test_a_recovery_becomes_a_lesson_in_words_that_carry_to_the_next_task() -> None:
-    [lesson] = recovery_lessons(REACH, TOOLS)
+    [lesson] = recovery_lessons(_steps(REACH), TOOLS)
     assert (lesson.tool, lesson.outcome, lesson.confidence) == ("pick_object", "failure", 1.0)
     # The reused id is named by the failed call's argument; the skill load is no part of the fix.
     # And the fix as a step to take first next time (its calls are tied to the pick's own
@@ -62,7 +68,7 @@ def test_a_recovery_becomes_a_lesson_in_words_that_carry_to_the_next_task() -> N
 def test_a_lesson_bound_to_a_failed_call_names_its_values() -> None:
     from harness_ros.memory.evidence import bound_to_call
 
-    [lesson] = recovery_lessons(REACH, TOOLS)
+    [lesson] = recovery_lessons(_steps(REACH), TOOLS)
     assert bound_to_call(lesson.text, {"object_id": "blue_mug"}) == (
         'After "object out of reach": navigate_to with target = "blue_mug", then pick_object again succeeded.'
     )
@@ -74,7 +80,7 @@ def test_a_lesson_bound_to_a_failed_call_names_its_values() -> None:
 def test_the_step_to_take_first_is_worded_for_a_task_that_has_not_called_the_tool() -> None:
     from harness_ros.memory.evidence import bound_to_call, step_ahead
 
-    [lesson] = recovery_lessons(REACH, TOOLS)
+    [lesson] = recovery_lessons(_steps(REACH), TOOLS)
     ahead = step_ahead(lesson.text)
     assert ahead is not None
     assert ahead.text == (
@@ -94,7 +100,7 @@ def test_a_fix_not_tied_to_the_failed_call_is_no_step_to_take_first() -> None:
         event(2, "navigate_to", {"target": "kitchen"}),
         event(3, "pick_object", {"object_id": "red_cup"}),
     ]
-    [lesson] = recovery_lessons(events, TOOLS)
+    [lesson] = recovery_lessons(_steps(events), TOOLS)
     assert lesson.text == (
         'After "object out of reach": navigate_to with target = "kitchen", then pick_object again succeeded.'
     )
@@ -106,24 +112,25 @@ def test_a_slip_then_a_grasp_is_again_unchanged_and_only_proven_recoveries_count
         event(1, "pick_object", {"object_id": "red_cup"}, fail=slip),
         event(2, "pick_object", {"object_id": "red_cup"}),
     ]
-    [lesson] = recovery_lessons(events, TOOLS)
+    [lesson] = recovery_lessons(_steps(events), TOOLS)
     assert lesson.text == 'After "grasp slipped": pick_object again, unchanged, succeeded.'
     # No lesson without the evaluator's confirmation, for a tool not allowed, for a reason
     # that names no kind of failure, or when a call on the way failed too.
     unconfirmed = [events[0], {**events[1], "verdict": None}]
-    assert recovery_lessons(unconfirmed, TOOLS) == []
-    assert recovery_lessons(events, ["navigate_to"]) == []
+    assert recovery_lessons(_steps(unconfirmed), TOOLS) == []
+    assert recovery_lessons(_steps(events), ["navigate_to"]) == []
     assert (
         recovery_lessons(
-            [event(1, "pick_object", {}, fail="timed out after 30 s"), event(2, "pick_object", {})], TOOLS
+            _steps([event(1, "pick_object", {}, fail="timed out after 30 s"), event(2, "pick_object", {})]),
+            TOOLS,
         )
         == []
     )
     blocked = [REACH[1], event(4, "navigate_to", {"target": "red_cup"}, fail="path blocked: wall"), REACH[4]]
-    assert recovery_lessons(blocked, TOOLS) == []
+    assert recovery_lessons(_steps(blocked), TOOLS) == []
     # A refused call never ran: it is neither the failure nor the fix.
     refused = {**REACH[1], "refusal": "hook"}
-    assert recovery_lessons([refused, REACH[4]], TOOLS) == []
+    assert recovery_lessons(_steps([refused, REACH[4]]), TOOLS) == []
     # Another call of the same tool is no recovery of the failed one (eval run Q: a blocked
     # drive to the shelf, then one to the doorway, was written as "navigate_to again,
     # unchanged, succeeded"); nor is a pick of another object after the fix.
@@ -132,9 +139,9 @@ def test_a_slip_then_a_grasp_is_again_unchanged_and_only_proven_recoveries_count
         event(1, "navigate_to", {"target": "office_shelf"}, fail=shelf),
         event(2, "navigate_to", {"target": "doorway"}),
     ]
-    assert recovery_lessons(detour, TOOLS) == []
+    assert recovery_lessons(_steps(detour), TOOLS) == []
     other = [REACH[1], REACH[3], event(5, "pick_object", {"object_id": "blue_mug"})]
-    assert recovery_lessons(other, TOOLS) == []
+    assert recovery_lessons(_steps(other), TOOLS) == []
 
 
 def test_the_model_s_own_failure_lesson_for_the_tool_wins() -> None:
@@ -142,8 +149,8 @@ def test_the_model_s_own_failure_lesson_for_the_tool_wins() -> None:
         "pick_object", "failure", "Drive to the object first when it is out of reach.", 0.9
     )
     proposal = MemoryConsolidation(tool_experience_entries=(own,))
-    assert with_recovery_lessons(proposal, REACH, TOOLS) is proposal
-    added = with_recovery_lessons(MemoryConsolidation(), REACH, TOOLS).tool_experience_entries
+    assert with_recovery_lessons(proposal, _steps(REACH), TOOLS) is proposal
+    added = with_recovery_lessons(MemoryConsolidation(), _steps(REACH), TOOLS).tool_experience_entries
     assert [entry.tool for entry in added] == ["pick_object"]
 
 
@@ -167,7 +174,7 @@ def test_file_memory_writes_the_recovery_through_the_same_rules(tmp_path: Path) 
     memory = FileMemory(tmp_path / "on", consolidator=Silent(), tool_experience_summarizer=Silent())
     result = memory.consolidate_trajectory(_trajectory(REACH), allowed_tools=TOOLS)
     assert [(d["tool"], d["accepted"]) for d in result["decisions"]] == [("pick_object", True)]
-    assert memory.ledger_entries("pick_object")["failure"] == [recovery_lessons(REACH, TOOLS)[0].text]
+    assert memory.ledger_entries("pick_object")["failure"] == [recovery_lessons(_steps(REACH), TOOLS)[0].text]
     # The second time it is a duplicate, refused by rule like any entry.
     again = memory.consolidate_trajectory(_trajectory(REACH), allowed_tools=TOOLS)
     assert [d["rule"] for d in again["decisions"]] == ["duplicate_existing"]
@@ -181,7 +188,7 @@ def test_the_steps_calls_are_read_from_the_lesson_and_bound_to_a_coming_call() -
     from harness_ros.memory.evidence import StepCall, step_ahead
     from harness_ros.trajectory import Trajectory
 
-    [lesson] = recovery_lessons(REACH, TOOLS)
+    [lesson] = recovery_lessons(_steps(REACH), TOOLS)
     ahead = step_ahead(lesson.text)
     assert ahead is not None and ahead.tool == "pick_object"
     assert ahead.calls == (StepCall("navigate_to", (("target", "object_id"),)),)

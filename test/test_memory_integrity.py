@@ -16,6 +16,7 @@ from harness_ros.context.resident import render_resident
 from harness_ros.memory import DurableMemoryEntry, FileMemory, MemoryConsolidation, consolidation_from_dict
 from harness_ros.memory.guard import weakening_rule
 from harness_ros.memory.provenance import operator_texts
+from harness_ros.trajectory import Trajectory
 
 
 class Fixed:
@@ -76,7 +77,8 @@ def test_convention_from_a_revision_event_is_accepted(tmp_path: Path) -> None:
         "Conventions", "Knock before entering a bedroom.", 0.9, "knock before entering"
     )
     assert consolidate(tmp_path, traj, entry) == [(True, "accepted")]
-    assert operator_texts(trajectory("g", revisions=["r1", {"text": "r2"}])) == ["g", "r1", "r2"]
+    typed = Trajectory.from_json(trajectory("g", revisions=["r1", {"text": "r2"}]))
+    assert operator_texts(typed) == ["g", "r1", "r2"]
 
 
 @pytest.mark.parametrize(

@@ -464,7 +464,7 @@ def _grab_trajectory() -> Trajectory:
     return trajectory.with_step("ask_operator", {"question": "Which?"}, answer, None)
 
 
-def test_evidence_rules_read_typed_steps_and_their_json_alike() -> None:
+def test_evidence_rules_read_typed_steps() -> None:
     from harness_ros.memory.rules import (
         has_confirmed_success,
         has_failure_then_confirmed_success,
@@ -472,10 +472,10 @@ def test_evidence_rules_read_typed_steps_and_their_json_alike() -> None:
     )
 
     trajectory = _grab_trajectory()
-    for events in (list(trajectory.steps), trajectory.to_json()["events"]):
-        assert has_confirmed_success(events, "grab") and not has_confirmed_success(events, "ask_operator")
-        assert has_failure_then_confirmed_success(events, "grab")
-        assert refusals_of(events) == [events[0]] and refusals_of(events, "ask_operator") == []
+    events = list(trajectory.steps)
+    assert has_confirmed_success(events, "grab") and not has_confirmed_success(events, "ask_operator")
+    assert has_failure_then_confirmed_success(events, "grab")
+    assert refusals_of(events) == [events[0]] and refusals_of(events, "ask_operator") == []
     # Only the refusal before the confirmed success: no executed failure, so no lesson.
     only_refused = Trajectory.from_json(
         {**trajectory.to_json(), "events": trajectory.to_json()["events"][::2]}
@@ -488,7 +488,9 @@ def test_operator_texts_come_from_the_typed_trajectory() -> None:
 
     trajectory = _grab_trajectory()
     expected = ["Grab the cup.", "Grab the red cup.", "The left one."]
-    assert operator_texts(trajectory) == operator_texts(trajectory.to_json()) == expected
+    assert (
+        operator_texts(trajectory) == operator_texts(Trajectory.from_json(trajectory.to_json())) == expected
+    )
 
 
 def test_progress_reads_the_typed_envelope() -> None:

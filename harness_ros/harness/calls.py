@@ -23,7 +23,15 @@ from typing import Any
 
 from harness_ros.context import compact_value
 from harness_ros.evaluation import EvaluationGate, Verdict, VerdictStatus
-from harness_ros.events import EventType
+from harness_ros.events import (
+    EventPayload,
+    HarnessEvent,
+    PrerequisitePayload,
+    SafetyPayload,
+    ToolCallPayload,
+    ToolFeedbackPayload,
+    VerdictPayload,
+)
 from harness_ros.hooks import HookAction, HookDecision, PreExecutionHook, blocking_decision, run_hooks
 from harness_ros.model.contracts import ToolCall
 from harness_ros.observation.contracts import Observation, ObservationSource
@@ -34,8 +42,8 @@ __all__ = ["REFUSAL_KINDS", "CallOutcome", "ToolCallRunner", "skill_hint"]
 
 logger = logging.getLogger(__name__)
 
-EmitFn = Callable[..., Any]
-"""``emit(event_type, data)`` -> the HarnessEvent to yield."""
+EmitFn = Callable[[EventPayload], HarnessEvent]
+"""``emit(payload)`` -> the HarnessEvent to yield."""
 
 _STOP_GRACE_S = 5.0
 
@@ -193,7 +201,7 @@ class ToolCallRunner:
         assert tool is not None and call.arguments is not None  # checked above
         spec = tool.spec
         arguments = dict(call.arguments)
-        yield emit(EventType.TOOL_CALL, {"tool": spec.name, "call_id": call.id, "arguments": arguments})
+        yield emit(ToolCallPayload(tool=spec.name, call_id=call.id, arguments=arguments))
 
         # A tool whose server may be slow to appear waits for it here, before the hooks:
         # the base-motion filter's clearance reading must be the last thing before the goal.
@@ -212,7 +220,7 @@ class ToolCallRunner:
 
         arguments, decisions = run_hooks(self._hooks, spec, arguments, observation)
         for decision in decisions:
-            yield emit(EventType.SAFETY, _decision_data(spec, decision))
+            yield emit(_decision_payload(spec, decision))
         blocked = blocking_decision(decisions)
         if blocked is not None:
             reason = blocked.reason or f"blocked by {blocked.hook or 'a safety hook'}"
@@ -241,9 +249,7 @@ class ToolCallRunner:
                 )
             elif self._gate is not None:
                 verdict = self._evaluate(spec, run_id, arguments, tool)
-                yield emit(
-                    EventType.VERDICT, {"tool": spec.name, "run_id": run_id, "verdict": verdict.to_dict()}
-                )
+                yield emit(VerdictPayload(tool=spec.name, run_id=run_id, verdict=verdict.to_dict()))
         content = compact_value(result)
         if verdict is not None:
             if verdict.status is VerdictStatus.FAILURE:
@@ -274,25 +280,27 @@ class ToolCallRunner:
             logger.exception("prerequisite %r of %r raised", service, spec.name)
             envelope = failure(f"{type(err).__name__}: {err}")
         ok = envelope["success"] is True
-        data: dict[str, Any] = {
-            "tool": spec.name,
-            "call_id": call_id,
-            "service": service,
-            "success": ok,
-            "elapsed_s": round(time.monotonic() - started, 3),
-        }
         reply = envelope.get("result")
         message = reply.get("message") if isinstance(reply, dict) else None
-        if not ok:
-            data["reason"] = compact_value(envelope["reason"])
-        elif isinstance(message, str) and message.strip():
-            data["message"] = compact_value(message.strip())
-        yield emit(EventType.PREREQUISITE, data)
+        reason = None if ok else compact_value(envelope["reason"])
+        yield emit(
+            PrerequisitePayload(
+                tool=spec.name,
+                call_id=call_id,
+                service=service,
+                success=ok,
+                elapsed_s=round(time.monotonic() - started, 3),
+                reason=reason,
+                message=compact_value(message.strip())
+                if ok and isinstance(message, str) and message.strip()
+                else None,
+            )
+        )
         if ok:
             return None
         return failure(
             f"prerequisite call to service {service!r} failed, so {spec.name!r} was not executed: "
-            f"{data['reason']}",
+            f"{reason}",
             prerequisite=service,
         )
 
@@ -374,17 +382,16 @@ class ToolCallRunner:
                 break
             if now - last_feedback >= _FEEDBACK_MIN_INTERVAL_S:
                 last_feedback = now
-                yield emit(EventType.TOOL_FEEDBACK, {"tool": spec.name, "feedback": compact_value(item)})
+                yield emit(ToolFeedbackPayload(tool=spec.name, feedback=compact_value(item)))
         return normalize_envelope(box.get("result"))
 
 
-def _decision_data(spec: ToolSpec, decision: HookDecision) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "tool": spec.name,
-        "hook": decision.hook,
-        "action": decision.action.value,
-        "reason": decision.reason,
-    }
-    if decision.action is HookAction.REWRITE:
-        data["arguments"] = decision.arguments
-    return data
+def _decision_payload(spec: ToolSpec, decision: HookDecision) -> SafetyPayload:
+    rewrite = decision.action is HookAction.REWRITE
+    return SafetyPayload(
+        tool=spec.name,
+        hook=decision.hook,
+        action=decision.action.value,
+        reason=decision.reason,
+        arguments=decision.arguments if rewrite else None,
+    )

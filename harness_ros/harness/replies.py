@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from harness_ros.context import Message
+from harness_ros.events import ModelResponsePayload
 from harness_ros.model.contracts import ModelReply, ToolCall
 from harness_ros.tools.finish_task import FINISH_TASK
 
@@ -82,13 +83,14 @@ def assistant_message(text: str | None, calls: list[ToolCall]) -> Message:
     }
 
 
-def reply_data(reply: ModelReply, *, images: int = 0) -> dict[str, Any]:
-    """The model_response event data; ``images`` is what the harness sent in the request."""
+def reply_data(reply: ModelReply, *, images: int = 0) -> ModelResponsePayload:
+    """The model_response event's payload; ``images`` is what the harness sent in the request."""
     usage = reply.usage.to_dict()
     usage["images"] = images or reply.usage.images
-    data: dict[str, Any] = {
-        "text": reply.text,
-        "tool_calls": [
+    recovered = reply.original_text is not None  # keep what the model actually wrote
+    return ModelResponsePayload(
+        text=reply.text,
+        tool_calls=tuple(
             {
                 "id": call.id,
                 "name": call.name,
@@ -96,17 +98,15 @@ def reply_data(reply: ModelReply, *, images: int = 0) -> dict[str, Any]:
             }
             | ({"recovered_from_text": True} if call.recovered_from_text else {})
             for call in reply.tool_calls
-        ],
-        "usage": usage,
-        "model": reply.model,
-    }
-    if reply.original_text is not None:
-        # The calls were recovered from the text: keep what the model actually wrote.
-        data["recovered_from_text"] = sum(1 for call in reply.tool_calls if call.recovered_from_text)
-        data["original_text"] = reply.original_text
-    if reply.text_call_problems:
-        data["text_call_problems"] = list(reply.text_call_problems)
-    return data
+        ),
+        usage=usage,
+        model=reply.model,
+        recovered_from_text=sum(1 for call in reply.tool_calls if call.recovered_from_text)
+        if recovered
+        else None,
+        original_text=reply.original_text,
+        text_call_problems=tuple(str(problem) for problem in reply.text_call_problems) or None,
+    )
 
 
 def json_safe(value: dict[str, Any]) -> dict[str, Any]:

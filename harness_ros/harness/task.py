@@ -36,7 +36,27 @@ from harness_ros.context import (
     tool_message,
 )
 from harness_ros.errors import LLMError
-from harness_ros.events import EventType, HarnessEvent, Outcome, TaskStatus, outcome_for_status
+from harness_ros.events import (
+    CompactionPayload,
+    DonePayload,
+    EventPayload,
+    HarnessEvent,
+    MemoryConsolidationPayload,
+    MemoryNoticePayload,
+    NotesPayload,
+    ObservationPayload,
+    Outcome,
+    ReminderPayload,
+    RevisionPayload,
+    TaskStartedPayload,
+    TaskStatus,
+    ToolCallPayload,
+    ToolResultPayload,
+    TurnPayload,
+    VerdictPayload,
+    event_type_of,
+    outcome_for_status,
+)
 from harness_ros.harness.calls import CallOutcome
 from harness_ros.harness.guidance import Hold, TaskGuidance, TaskView
 from harness_ros.harness.guidance.reminders import reminder_problems, reminder_text, skill_calls_as_loads
@@ -110,9 +130,9 @@ class TaskRunner:
         """Decision tokens summed over the task's turns (the done event's ``tokens``)."""
 
     # ------------------------------------------------------------------ events
-    def _emit(self, kind: EventType, data: dict[str, Any] | None = None) -> HarnessEvent:
+    def _emit(self, payload: EventPayload) -> HarnessEvent:
         turn = self._turn or None
-        event = HarnessEvent(kind, self._active.task_id, turn=turn, data=dict(data or {}))
+        event = HarnessEvent(event_type_of(payload), self._active.task_id, turn=turn, payload=payload)
         if self._runlog is not None:
             self._runlog.write_event(event)
         self._new_step = self._fold.feed_event(event)
@@ -153,23 +173,22 @@ class TaskRunner:
         self._timer.daemon = True
         self._timer.start()
         return self._emit(
-            EventType.TASK_STARTED,
-            {
-                "instruction": self._instruction,
-                "model": getattr(h.model, "name", ""),
-                "tools": names,
-                "max_turns": h.limits.max_turns,
-                "task_timeout_s": h.limits.task_timeout_s,
-                "run_dir": str(self._runlog.folder) if self._runlog is not None else None,
-                "memory_dir": str(h.memory.root) if h.memory is not None else None,
-            },
+            TaskStartedPayload(
+                instruction=self._instruction,
+                model=getattr(h.model, "name", ""),
+                tools=tuple(names),
+                max_turns=h.limits.max_turns,
+                task_timeout_s=h.limits.task_timeout_s,
+                run_dir=str(self._runlog.folder) if self._runlog is not None else None,
+                memory_dir=str(h.memory.root) if h.memory is not None else None,
+            )
         )
 
     def _memory_notices(self) -> Iterator[HarnessEvent]:
         """What memory could not give the model in full at start (never silent)."""
         if self._h.memory is not None:
             for notice in self._h.memory.take_notices():
-                yield self._emit(EventType.MEMORY_NOTICE, notice)
+                yield self._emit(MemoryNoticePayload.from_data(notice))
 
     def _on_deadline(self) -> None:
         self._active.timed_out = True
@@ -202,7 +221,7 @@ class TaskRunner:
                     TaskStatus.FAILED, f"turn limit of {limit} turns reached without a final report"
                 )
             self._turn += 1
-            yield self._emit(EventType.TURN, {"elapsed_s": round(time.monotonic() - self._started, 3)})
+            yield self._emit(TurnPayload(elapsed_s=round(time.monotonic() - self._started, 3)))
             yield from self._prepare(builder)
             observation, obs_message = yield from self._observe()
             yield from self._maybe_compact(builder, obs_message)
@@ -221,9 +240,9 @@ class TaskRunner:
                 logger.exception("model call raised")
                 return TaskEnd(TaskStatus.FAILED, f"model call raised {type(err).__name__}: {err}")
             data = reply_data(reply, images=count_images(messages))
-            for key, value in data["usage"].items():
+            for key, value in data.usage.items():
                 self._tokens[key] = self._tokens.get(key, 0) + value
-            yield self._emit(EventType.MODEL_RESPONSE, data)
+            yield self._emit(data)
             end = yield from self._handle_reply(builder, reply, observation)
             if end is not None:
                 return end
@@ -235,7 +254,7 @@ class TaskRunner:
             self._revisions.append(text)
             if h.memory is not None:
                 h.memory.add_revision(text)
-            yield self._emit(EventType.REVISION, {"instruction": text})
+            yield self._emit(RevisionPayload(instruction=text))
         if h.skill_session is not None:
             # A loaded skill joins the Resident context (the prefix changes once, then is stable),
             # and with it the resource tool when it lists resources: the same one change.
@@ -250,14 +269,15 @@ class TaskRunner:
         snapshot = self._h.memory.task_notes_snapshot_if_changed()
         if snapshot is not None:
             builder.history.add_notes(snapshot.text, update=snapshot.update)
-            data = {"task_notes": snapshot.text, "chars": len(snapshot.text), "update": snapshot.update}
-            yield self._emit(EventType.NOTES, data)
+            yield self._emit(
+                NotesPayload(task_notes=snapshot.text, chars=len(snapshot.text), update=snapshot.update)
+            )
 
     def _observe(self) -> Generator[HarnessEvent, None, tuple[Observation | None, Message | None]]:
         observation, data = take_observation(self._h, self._turn, self._runlog)
         if observation is None:
             return None, None
-        yield self._emit(EventType.OBSERVATION, data)
+        yield self._emit(ObservationPayload.from_data(data))
         return observation, observation_message(observation, images=self._h.model_vision)
 
     def _kept_observation(self, builder: ContextBuilder, obs_message: Message | None) -> Message | None:
@@ -287,7 +307,9 @@ class TaskRunner:
         )
         outcome = compactor.compact(builder.history, measure=lambda: builder.estimate_tokens(obs_message))
         if outcome.compacted or outcome.error:
-            yield self._emit(EventType.COMPACTION, {**outcome.to_dict(), "threshold_tokens": threshold})
+            yield self._emit(
+                CompactionPayload.from_data({**outcome.to_dict(), "threshold_tokens": threshold})
+            )
         if not outcome.compacted:
             return
         self._shown_observation = None  # the earlier ones are gone: the next is whole
@@ -352,17 +374,16 @@ class TaskRunner:
             stop_by=self._deadline,
         )
         result_event = self._emit(
-            EventType.TOOL_RESULT,
-            {
-                "tool": first.name,
-                "call_id": first.id,
-                "result": outcome.content,
-                "malformed": outcome.malformed,
-                "elapsed_s": outcome.elapsed_s,
-                "executed": outcome.executed,
-                "refusal": outcome.refusal,
-            }
-            | ({"recovered_from_text": True} if first.recovered_from_text else {}),
+            ToolResultPayload(
+                tool=first.name,
+                call_id=first.id,
+                result=outcome.content,
+                malformed=outcome.malformed,
+                elapsed_s=outcome.elapsed_s,
+                executed=outcome.executed,
+                refusal=outcome.refusal,
+                recovered_from_text=True if first.recovered_from_text else None,
+            )
         )
         remember(self._h.memory, self._new_step)
         yield result_event
@@ -388,20 +409,17 @@ class TaskRunner:
         """Answer a call the guidance held (with the step to take first, or a held
         ``finish_task`` with what the last robot call did); the robot does nothing."""
         assert call.arguments is not None  # checked by the caller
-        yield self._emit(
-            EventType.TOOL_CALL, {"tool": call.name, "call_id": call.id, "arguments": dict(call.arguments)}
-        )
+        yield self._emit(ToolCallPayload(tool=call.name, call_id=call.id, arguments=dict(call.arguments)))
         held = failure(hold.answer)
         result_event = self._emit(
-            EventType.TOOL_RESULT,
-            {
-                "tool": call.name,
-                "call_id": call.id,
-                "result": held,
-                "executed": False,
-                "refusal": hold.refusal,
-            }
-            | ({"recovered_from_text": True} if call.recovered_from_text else {}),
+            ToolResultPayload(
+                tool=call.name,
+                call_id=call.id,
+                result=held,
+                executed=False,
+                refusal=hold.refusal,
+                recovered_from_text=True if call.recovered_from_text else None,
+            )
         )
         remember(self._h.memory, self._new_step)
         yield result_event
@@ -423,8 +441,7 @@ class TaskRunner:
         for extra in rest:
             refused = failure(reason(extra))
             yield self._emit(
-                EventType.TOOL_RESULT,
-                {"tool": extra.name, "call_id": extra.id, "result": refused, "refused": True},
+                ToolResultPayload(tool=extra.name, call_id=extra.id, result=refused, refused=True)
             )
             if builder is not None:
                 builder.history.add_tool(tool_message(extra.id, refused))
@@ -456,13 +473,12 @@ class TaskRunner:
         # call (measured on the reply after a failed pick, docs/local-model.md).
         builder.history.add(EntryKind.HARNESS, {"role": "user", "content": note})
         yield self._emit(
-            EventType.REMINDER,
-            {
-                "reminder": self._text_replies,
-                "limit": limit,
-                "reply": preview(text),
-                "text_call_problems": list(reply.text_call_problems),
-            },
+            ReminderPayload(
+                reminder=self._text_replies,
+                limit=limit,
+                reply=preview(text),
+                text_call_problems=tuple(str(problem) for problem in reply.text_call_problems),
+            )
         )
         return None
 
@@ -488,8 +504,7 @@ class TaskRunner:
             if verdict is not None:
                 goal_verdict = verdict.to_dict()
                 yield self._emit(
-                    EventType.VERDICT,
-                    {"scope": "task", "goal": self._goal(), "claim": claim, "verdict": goal_verdict},
+                    VerdictPayload(scope="task", goal=self._goal(), claim=claim, verdict=goal_verdict)
                 )
         outcome = settle_outcome(claim, goal_verdict.get("status") if goal_verdict else None)
         return TaskEnd(
@@ -553,8 +568,9 @@ class TaskRunner:
                 logger.exception("cannot set the memory phase")
         events.append(
             self._emit(
-                EventType.MEMORY_CONSOLIDATION,
-                consolidate(h.memory, h.registry.names(), memory_status, outcome),
+                MemoryConsolidationPayload.from_data(
+                    consolidate(h.memory, h.registry.names(), memory_status, outcome)
+                )
             )
         )
         if h.skill_session is not None:
@@ -564,19 +580,18 @@ class TaskRunner:
         report = end.report or (f"Task {end.status.value}: {end.reason}" if end.reason else "")
         elapsed = round(time.monotonic() - self._started, 3)
         done = self._emit(
-            EventType.DONE,
-            {
-                "status": end.status.value,
-                "outcome": outcome.value,
-                "claim": end.claim,
-                "goal_verdict": end.goal_verdict,
-                "finished_by": end.finished_by,
-                "report": report,
-                "reason": end.reason,
-                "turns": self._turn,
-                "elapsed_s": elapsed,
-                "tokens": dict(self._tokens),
-            },
+            DonePayload(
+                status=end.status.value,
+                outcome=outcome.value,
+                claim=end.claim,
+                goal_verdict=end.goal_verdict,
+                finished_by=end.finished_by,
+                report=report,
+                reason=end.reason,
+                turns=self._turn,
+                elapsed_s=elapsed,
+                tokens=dict(self._tokens),
+            )
         )
         events.append(done)
         if self._runlog is not None:

@@ -77,7 +77,4 @@ def remember(memory: FileMemory | None, step: TrajectoryStep | None) -> None:
     none: no ledger, no place in the trajectory), so they hold the same trajectory."""
     if step is None or memory is None:
         return
-    verdict = step.verdict.to_json() if step.verdict is not None else None
-    memory.record_tool_result(
-        step.tool, dict(step.arguments), step.result.to_json(), verdict, refusal=step.refusal
-    )
+    memory.record_step(step)

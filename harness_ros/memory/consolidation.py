@@ -1,6 +1,6 @@
 """The consolidation decision: which proposed entries are accepted, held or rejected, and why.
 
-Pure: no file, lock, clock or model. Given a proposal, the trajectory's events and the
+Pure: no file, lock, clock or model. Given a proposal, the typed trajectory and the
 operator's words, and the entries already stored, it returns one ``ConsolidationDecision``
 per proposed entry. ``FileMemory`` reads the current documents under the memory lock,
 calls it, and applies the accepted entries; replay and the property tests call it the same
@@ -43,6 +43,7 @@ from harness_ros.memory.rules import (
     has_failure_then_confirmed_success,
     refusals_of,
 )
+from harness_ros.trajectory import Trajectory, TrajectoryStep
 from harness_ros.validators import confidence_problem, valid_tool_name
 
 __all__ = [
@@ -137,39 +138,32 @@ def clean_text(text: str) -> str:
     return _LEADING_BULLET.sub("", flat, count=1).strip()
 
 
-def check_trajectory(trajectory: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The events of a completed trajectory; ``MemoryStoreError`` for any other."""
-    task_id = trajectory.get("task_id")
-    if trajectory.get("status") != "completed":
+def check_trajectory(trajectory: Trajectory) -> tuple[TrajectoryStep, ...]:
+    """The steps of a completed trajectory; ``MemoryStoreError`` for any other."""
+    if trajectory.status != "completed":
         msg = (
-            f"Trajectory {task_id!r} has status {trajectory.get('status')!r}: "
+            f"Trajectory {trajectory.task_id!r} has status {trajectory.status!r}: "
             "only completed tasks are consolidated"
         )
         raise MemoryStoreError(msg)
-    events = trajectory.get("events")
-    if not isinstance(events, list) or not all(isinstance(event, dict) for event in events):
-        raise MemoryStoreError(f"Trajectory {task_id!r}: 'events' must be a list of objects")
-    return events
+    return trajectory.steps
 
 
-def refusal_records(task_id: str, task_outcome: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def refusal_records(task_id: str, task_outcome: Any, steps: Sequence[TrajectoryStep]) -> list[dict[str, Any]]:
     """Audit records of the calls refused before they ran (recorded, never failure evidence)."""
-    records = []
-    for event in refusals_of(events):
-        assert isinstance(event, Mapping)  # refusals_of returns the events as given: dicts here
-        raw = event.get("result")
-        result: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-        records.append(
-            {
-                "event": "refusal",
-                "task_id": task_id,
-                "task_outcome": task_outcome,
-                "tool": event.get("tool"),
-                "kind": event.get("refusal") or ("blocked" if result.get("blocked_by") else "refused"),
-                "reason": result.get("reason"),
-            }
-        )
-    return records
+    return [
+        {
+            "event": "refusal",
+            "task_id": task_id,
+            "task_outcome": task_outcome,
+            "tool": step.tool,
+            "kind": step.refusal or ("blocked" if step.result.data.get("blocked_by") else "refused"),
+            "reason": step.result.reason
+            if step.result.reason is not None
+            else step.result.data.get("reason"),
+        }
+        for step in refusals_of(steps)
+    ]
 
 
 def _common_problems(text: Any, confidence: Any) -> list[str]:
@@ -266,7 +260,7 @@ def _text_rule(text: str, confidence: float, policy: DecisionPolicy) -> str | No
 
 def decide(
     proposal: MemoryConsolidation,
-    events: list[dict[str, Any]],
+    steps: Sequence[TrajectoryStep],
     operator: list[str],
     *,
     policy: DecisionPolicy,
@@ -310,15 +304,15 @@ def decide(
         confidence = float(experience.confidence)
         tool = experience.tool
         rule = _text_rule(text, confidence, policy)
-        if rule is None and experience.outcome == "success" and not has_confirmed_success(events, tool):
+        if rule is None and experience.outcome == "success" and not has_confirmed_success(steps, tool):
             rule = "no_confirmed_success"
         if (
             rule is None
             and experience.outcome == "failure"
-            and not has_failure_then_confirmed_success(events, tool)
+            and not has_failure_then_confirmed_success(steps, tool)
         ):
             # A refused call never ran: say so, rather than "no failure".
-            refused = bool(refusals_of(events, tool))
+            refused = bool(refusals_of(steps, tool))
             rule = "refusal_is_not_failure" if refused else "no_failure_then_confirmed_success"
         if tool not in ledger_keys:
             stored = ledgers.get(tool, {})
@@ -350,7 +344,7 @@ def decide(
 
 def decide_consolidation(
     proposal: Any,
-    trajectory: Mapping[str, Any],
+    trajectory: Trajectory,
     operator: list[str],
     *,
     allowed: Sequence[str],
@@ -359,9 +353,9 @@ def decide_consolidation(
     ledgers: Mapping[str, Mapping[str, Sequence[str]]],
 ) -> list[ConsolidationDecision]:
     """Validate, then decide: the valid entries' decisions, then the invalid ones'."""
-    events = check_trajectory(trajectory)
+    steps = check_trajectory(trajectory)
     valid, invalid = validate_proposal(proposal, allowed)
-    return decide(valid, events, operator, policy=policy, memory=memory, ledgers=ledgers) + invalid
+    return decide(valid, steps, operator, policy=policy, memory=memory, ledgers=ledgers) + invalid
 
 
 def tally(decisions: Sequence[ConsolidationDecision]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness_ros.memory.contracts import MemoryConsolidation, ToolExperienceEntry
-from harness_ros.trajectory import TrajectoryStep, as_step
+from harness_ros.trajectory import TrajectoryStep
 from harness_ros.trajectory.reasons import failure_phrases, failure_reason
 
 __all__ = [
@@ -217,11 +217,10 @@ def step_ahead(lesson: str) -> StepAhead | None:
 
 
 def recovery_lessons(
-    events: Sequence[Mapping[str, Any]], allowed: Iterable[str]
+    trajectory: Sequence[TrajectoryStep], allowed: Iterable[str]
 ) -> list[ToolExperienceEntry]:
     """One failure lesson per tool (the first recovery of it) for the allowed tools."""
-    typed = (as_step(event, position) for position, event in enumerate(events))
-    steps = [step for step in typed if step is not None and not step.refused]
+    steps = [step for step in trajectory if not step.refused]
     tools = set(allowed)
     lessons: dict[str, ToolExperienceEntry] = {}
     for at, success in enumerate(steps):
@@ -251,7 +250,7 @@ def recovery_lessons(
 
 
 def with_recovery_lessons(
-    proposal: MemoryConsolidation, events: Sequence[Mapping[str, Any]], allowed: Iterable[str]
+    proposal: MemoryConsolidation, steps: Sequence[TrajectoryStep], allowed: Iterable[str]
 ) -> MemoryConsolidation:
     """``proposal`` with the recovery lessons of the tools it proposes no failure lesson for."""
     covered = {
@@ -259,7 +258,7 @@ def with_recovery_lessons(
         for entry in proposal.tool_experience_entries
         if getattr(entry, "outcome", None) == "failure"
     }
-    added = [lesson for lesson in recovery_lessons(events, allowed) if lesson.tool not in covered]
+    added = [lesson for lesson in recovery_lessons(steps, allowed) if lesson.tool not in covered]
     if not added:
         return proposal
     return dataclasses.replace(proposal, tool_experience_entries=(*proposal.tool_experience_entries, *added))

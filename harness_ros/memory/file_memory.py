@@ -26,7 +26,6 @@ are then, and accepted entries are inserted (never rewritten) with atomic file r
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -75,7 +74,7 @@ from harness_ros.memory.world import (
     render_brief,
 )
 from harness_ros.memory.world_contracts import RECALL_OBJECT, WorldChange
-from harness_ros.trajectory import Trajectory
+from harness_ros.trajectory import Trajectory, TrajectoryStep
 from harness_ros.validators import TOOL_NAME_PATTERN, confidence_problem, valid_tool_name
 
 if TYPE_CHECKING:
@@ -346,6 +345,13 @@ class FileMemory:
             notes.record(tool, arguments, result, normalized, refusal=refusal)
             self._write_notes(notes)
 
+    def record_step(self, step: TrajectoryStep) -> None:
+        """Append the live fold's step to the notes, the typed object itself."""
+        with self._notes_lock:
+            notes = self._require_notes()
+            notes.record_step(step)
+            self._write_notes(notes)
+
     def task_notes_snapshot_if_changed(self) -> TaskNotesSnapshot | None:
         """The model's snapshot of the notes when they changed since the last one it was
         shown, else None; None too while they hold nothing but the goal (the model has it).
@@ -506,6 +512,7 @@ class FileMemory:
                 notes.phase = "finishing"
                 if outcome is not None:
                     notes.outcome = outcome
+            typed = notes.trajectory if notes is not None else None
             trajectory = notes.to_dict() if notes is not None else None
         result = self._empty_result(trajectory["task_id"] if trajectory else None)
         result["status"] = status
@@ -524,30 +531,31 @@ class FileMemory:
             elif self.consolidator is None:
                 result.update(skipped=True, reason="no consolidator configured: durable writes are a no-op")
             else:
-                self._consolidate_completed(trajectory, allowed, result)
+                assert typed is not None
+                self._consolidate_completed(typed, allowed, result)
         finally:
             self._expire_notes()
         return result
 
     def _consolidate_completed(
-        self, trajectory: dict[str, Any], allowed: list[str], result: dict[str, Any]
+        self, trajectory: Trajectory, allowed: list[str], result: dict[str, Any]
     ) -> None:
         try:
             result.update(self._consolidate(trajectory, allowed, dry_run=False))
         except Exception as err:  # noqa: BLE001 - a consolidation failure must never crash the task
             result["error"] = f"{type(err).__name__}: {err}"
-            logger.warning("Consolidation of task %s failed: %s", trajectory["task_id"], result["error"])
+            logger.warning("Consolidation of task %s failed: %s", trajectory.task_id, result["error"])
             try:
                 self.store.audit(
                     [
                         {
                             "event": "consolidation_failed",
-                            "task_id": trajectory["task_id"],
+                            "task_id": trajectory.task_id,
                             "error": result["error"],
                         }
                     ]
                 )
-                self.pending.save(trajectory, allowed, result["error"])
+                self.pending.save(trajectory.to_json(), allowed, result["error"])
             except Exception as save_err:  # noqa: BLE001 - still never raise out of finish_task
                 result["error"] += f"; the trajectory could not be kept for retry: {save_err}"
             result["pending"] = self.pending.count()
@@ -591,20 +599,22 @@ class FileMemory:
             result.update(skipped=True, reason="no consolidator configured: durable writes are a no-op")
             return result
         allowed = [tool for tool in allowed_tools if tool != RECALL_OBJECT]
-        result.update(self._consolidate(data, allowed, dry_run=dry_run))
+        typed = Trajectory.from_json(data, source=f"trajectory {result['task_id']!r}")
+        result.update(self._consolidate(typed, allowed, dry_run=dry_run))
         result["dry_run"] = dry_run
         return result
 
     def _retry_one(self, trajectory: dict[str, Any], allowed: list[str]) -> None:
-        self._consolidate(trajectory, allowed, dry_run=False)
+        # A kept trajectory is read from its file in pending/: typed here.
+        self._consolidate(
+            Trajectory.from_json(trajectory, source="pending trajectory"), allowed, dry_run=False
+        )
 
-    def _consolidate(
-        self, trajectory: dict[str, Any], allowed: list[str], *, dry_run: bool
-    ) -> dict[str, Any]:
+    def _consolidate(self, trajectory: Trajectory, allowed: list[str], *, dry_run: bool) -> dict[str, Any]:
         """Ask the consolidator, decide under the lock against the documents as they are,
         then apply the accepted and held entries with their audit records (journaled)."""
         assert self.consolidator is not None
-        events = check_trajectory(trajectory)
+        steps = check_trajectory(trajectory)
         bad_tools = [tool for tool in allowed if not valid_tool_name(tool)]
         if bad_tools:
             raise MemoryStoreError(f"Invalid allowed tool names {bad_tools!r}")
@@ -612,14 +622,15 @@ class FileMemory:
             "memory": self.memory_entries(),
             "tool_experience": {tool: self.ledger_entries(tool) for tool in allowed},
         }
+        # The consolidator (a model's prompt, a plugin) takes the trajectory's JSON form.
         proposal = self.consolidator.consolidate(
-            json.loads(json.dumps(trajectory, default=str)), allowed_tools=list(allowed), existing=existing
+            trajectory.to_json(), allowed_tools=list(allowed), existing=existing
         )
         if self.recovery_lessons and isinstance(proposal, MemoryConsolidation):
-            proposal = with_recovery_lessons(proposal, events, allowed)
-        task_id = str(trajectory.get("task_id") or "")
+            proposal = with_recovery_lessons(proposal, steps, allowed)
+        task_id = trajectory.task_id
         operator = operator_texts(trajectory)
-        task_outcome = trajectory.get("outcome")
+        task_outcome = trajectory.outcome
         if dry_run:
             decisions = self._decide(proposal, trajectory, operator, allowed)
         else:
@@ -629,17 +640,16 @@ class FileMemory:
                     {"event": "proposal", "task_id": task_id, "task_outcome": task_outcome, **d.to_dict()}
                     for d in decisions
                 ]
-                audit += refusal_records(task_id, task_outcome, events)
+                audit += refusal_records(task_id, task_outcome, steps)
                 held = [{"task_id": task_id, "time": time.time(), **d.to_dict()} for d in decisions if d.held]
                 self.store.apply_journaled([d.to_dict() for d in decisions if d.accepted], audit, held)
         from harness_ros.memory.world_operator import consolidate_world
 
-        steps = Trajectory.from_json(trajectory).steps
         world = consolidate_world(self, proposal, steps, operator, dry_run=dry_run)
         return {**tally(decisions), **world}
 
     def _decide(
-        self, proposal: Any, trajectory: dict[str, Any], operator: list[str], allowed: list[str]
+        self, proposal: Any, trajectory: Trajectory, operator: list[str], allowed: list[str]
     ) -> list[ConsolidationDecision]:
         """The pure decision (``consolidation.decide_consolidation``) against the stored
         entries as they are now (the caller holds the lock when it will write)."""

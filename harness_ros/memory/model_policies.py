@@ -20,6 +20,7 @@ from harness_ros.memory.provenance import operator_texts
 from harness_ros.memory.world_contracts import WorldFactEntry
 from harness_ros.model.contracts import ChatModel
 from harness_ros.model.litellm_model import complete_json
+from harness_ros.trajectory import Trajectory
 
 __all__ = ["PROMPT_EXAMPLES", "SUMMARY_MAX_CHARS", "ModelMemoryConsolidator", "ModelToolExperienceSummarizer"]
 
@@ -185,7 +186,10 @@ class ModelMemoryConsolidator:
             {"role": "user", "content": json.dumps(payload, ensure_ascii=False, sort_keys=True)},
         ]
         raw = complete_json(self.model, messages, what=f"consolidation reply of {self.model.name!r}")
-        return _without_copied_examples(consolidation_from_dict(raw), operator_texts(task_notes))
+        return _without_copied_examples(
+            consolidation_from_dict(raw),
+            operator_texts(Trajectory.from_json(task_notes, source="task notes")),
+        )
 
 
 def _normal(text: str) -> str:

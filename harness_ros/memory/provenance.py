@@ -27,9 +27,6 @@ operator can write it into MEMORY.md by hand.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from harness_ros.memory.guard import normalise
 from harness_ros.trajectory import Trajectory
 
@@ -67,16 +64,11 @@ def _content(text: str) -> set[str]:
     return {_stem(word) for word in _words(text) if word not in _STOP_WORDS}
 
 
-def operator_texts(trajectory: Trajectory | Mapping[str, Any]) -> list[str]:
+def operator_texts(trajectory: Trajectory) -> list[str]:
     """What the operator wrote for this task: the goal/instruction, every revision and
-    every answer to an ``ask_operator`` question (``Trajectory.operator_texts``).
-
-    Revisions are read from ``trajectory["revisions"]`` (strings or objects with
-    ``instruction``/``text``) and from events whose ``type``, ``kind`` or ``event`` is
-    ``revision`` (``Trajectory.from_json``). Nothing else in the trajectory (tool results,
-    verdicts) is operator text.
-    """
-    return Trajectory.from_json(trajectory).operator_texts()
+    every answer to an ``ask_operator`` question (``Trajectory.operator_texts``). Nothing
+    else in the trajectory (tool results, verdicts) is operator text."""
+    return trajectory.operator_texts()
 
 
 def _contains(haystack: str, needle: str) -> bool:

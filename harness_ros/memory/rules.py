@@ -21,18 +21,17 @@ carries ``refusal``, or its result ``blocked_by`` or ``refusal``) is a refusal, 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from harness_ros.memory.guard import WEAKENING_RULES, GuardVerdict, fold, hold_reason
-from harness_ros.trajectory import TrajectoryStep, as_step
+from harness_ros.trajectory import TrajectoryStep
 
 __all__ = [
     "DEFAULT_POISONING_RULES",
     "DEFAULT_TRANSIENT_RULES",
     "TextRule",
-    "TrajectoryEvent",
     "TransientRule",
     "first_match",
     "has_confirmed_success",
@@ -133,38 +132,27 @@ def screen(text: str, rules: Iterable[TextRule] = DEFAULT_POISONING_RULES) -> Gu
     return GuardVerdict("hold", reason) if reason is not None else GuardVerdict("accept")
 
 
-TrajectoryEvent = TrajectoryStep | Mapping[str, Any]
-"""A trajectory step, typed or as its JSON object (``trajectory["events"]`` items)."""
+def is_refusal(step: TrajectoryStep) -> bool:
+    """Whether the step is a call refused before it ran (never failure evidence)."""
+    return step.refused
 
 
-def _steps(events: Sequence[TrajectoryEvent]) -> list[tuple[TrajectoryEvent, TrajectoryStep]]:
-    """Each event with its typed step (a revision event is no step and is left out)."""
-    typed = ((event, as_step(event, position)) for position, event in enumerate(events))
-    return [(event, step) for event, step in typed if step is not None]
+def refusals_of(steps: Sequence[TrajectoryStep], tool: str | None = None) -> list[TrajectoryStep]:
+    """The refused calls (of ``tool``, or of every tool) in the trajectory."""
+    return [step for step in steps if step.refused and (tool is None or step.tool == tool)]
 
 
-def is_refusal(event: TrajectoryEvent) -> bool:
-    """Whether the event is a call refused before it ran (never failure evidence)."""
-    step = as_step(event)
-    return step is not None and step.refused
-
-
-def refusals_of(events: Sequence[TrajectoryEvent], tool: str | None = None) -> list[TrajectoryEvent]:
-    """The refused calls (of ``tool``, or of every tool) in the trajectory, as given."""
-    return [event for event, step in _steps(events) if step.refused and (tool is None or step.tool == tool)]
-
-
-def has_confirmed_success(events: Sequence[TrajectoryEvent], tool: str) -> bool:
+def has_confirmed_success(steps: Sequence[TrajectoryStep], tool: str) -> bool:
     """An evaluator verdict ``success`` for ``tool`` somewhere in the trajectory."""
-    return any(step.tool == tool and step.confirmed for _, step in _steps(events))
+    return any(step.tool == tool and step.confirmed for step in steps)
 
 
-def has_failure_then_confirmed_success(events: Sequence[TrajectoryEvent], tool: str) -> bool:
+def has_failure_then_confirmed_success(steps: Sequence[TrajectoryStep], tool: str) -> bool:
     """An executed failure of ``tool`` (or a failure verdict) later followed by an
     evaluator-confirmed success of the same tool; refusals do not count
     (``TrajectoryStep.failed``)."""
     failed = False
-    for _, step in _steps(events):
+    for step in steps:
         if step.tool != tool:
             continue
         if failed and step.confirmed:

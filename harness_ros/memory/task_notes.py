@@ -2,10 +2,10 @@
 
 The notes hold one ``harness_ros.trajectory.Trajectory`` (the typed steps, revisions and
 ending) and render it: they keep no records of their own. Their JSON form
-(``to_dict``) is the trajectory's, the shared format consolidation reads
-(``harness_ros.trajectory.contracts``); each step is built bounded by
-``Trajectory.with_step``, the same constructor the live harness's event fold and replay
-use, so the notes, ``trajectory.json`` and a replayed trajectory agree byte for byte.
+(``to_dict``) is the trajectory's, written to files only. In a task the notes take the
+live fold's own steps (``record_step``: the typed objects, built bounded once by
+``Trajectory.with_step``, the constructor replay's fold uses too), so the notes,
+``trajectory.json`` and a replayed trajectory agree byte for byte.
 
 An event of a call refused before it ran (argument validation, a safety block or a
 denied approval, a missing server) carries ``refusal`` with its kind: it is a refusal,
@@ -23,7 +23,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from harness_ros.trajectory import PHASES, StepVerdict, Trajectory
+from harness_ros.trajectory import PHASES, StepVerdict, Trajectory, TrajectoryStep
 from harness_ros.trajectory.bounds import MAX_REVISIONS, MAX_STEPS, MAX_STRING_CHARS, cap, compact_value
 
 __all__ = [
@@ -105,6 +105,10 @@ class TaskNotes:
         step = self.trajectory.last_step
         assert step is not None
         return step.to_json()
+
+    def record_step(self, step: TrajectoryStep) -> None:
+        """The live fold's step, the typed object itself (no JSON in between)."""
+        self.trajectory = self.trajectory.with_built_step(step)
 
     def to_dict(self) -> dict[str, Any]:
         return self.trajectory.to_json()

@@ -32,15 +32,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness_ros.events import HarnessEvent
+from harness_ros.events import (
+    DonePayload,
+    EventPayload,
+    EventType,
+    HarnessEvent,
+    MemoryConsolidationPayload,
+    ModelResponsePayload,
+    PrerequisitePayload,
+    RevisionPayload,
+    SafetyPayload,
+    TaskStartedPayload,
+    ToolCallPayload,
+    ToolResultPayload,
+    VerdictPayload,
+    payload_for,
+)
 from harness_ros.tools.finish_task import FINISH_TASK
 from harness_ros.trajectory.contracts import Trajectory, TrajectoryStep, trajectory_status
 
 __all__ = ["FoldedTask", "TrajectoryFold", "fold_events"]
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}
 
 
 @dataclass
@@ -52,7 +63,7 @@ class _PendingCall:
 
 
 class TrajectoryFold:
-    """Folds one task's events, in order, into its ``Trajectory``."""
+    """Folds one task's events, in order, into its ``Trajectory``: the one owner of it."""
 
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
@@ -61,110 +72,113 @@ class TrajectoryFold:
         """The known tools (``task_started``); None: not recorded, every tool counts."""
         self.status: str | None = None
         """The ``done`` status (completed|failed|aborted|cancelled); None before it."""
-        self.consolidation: dict[str, Any] | None = None
-        """The ``memory_consolidation`` event data, once emitted."""
+        self.consolidation: MemoryConsolidationPayload | None = None
+        """The ``memory_consolidation`` event's payload, once emitted."""
         self.trajectory = Trajectory.start("", task_id=task_id)
         self._calls: dict[str, _PendingCall] = {}
         self._last_call: str | None = None
-        self._reply_calls: list[dict[str, Any]] = []
+        self._reply_calls: list[Mapping[str, Any]] = []
 
     def known(self, tool: str) -> bool:
         return self.tools is None or tool in self.tools
 
     def feed_event(self, event: HarnessEvent) -> TrajectoryStep | None:
-        return self.feed(event.type.value, event.data)
+        """Fold one event of this task; returns the step it added, if any."""
+        return self.feed_payload(event.payload)
 
     def feed(self, kind: str, data: Mapping[str, Any]) -> TrajectoryStep | None:
-        """Fold one event of this task; returns the step it added, if any."""
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is None:
+        """Fold one recorded event (its type's name and JSON ``data``); unknown types are ignored."""
+        try:
+            event_type = EventType(kind)
+        except ValueError:
             return None
-        step: TrajectoryStep | None = handler(_as_dict(data))
-        return step
+        return self.feed_payload(payload_for(event_type, data if isinstance(data, Mapping) else {}))
+
+    def feed_payload(self, payload: EventPayload) -> TrajectoryStep | None:
+        if isinstance(payload, ToolResultPayload):
+            return self._on_tool_result(payload)
+        if isinstance(payload, TaskStartedPayload):
+            self._on_task_started(payload)
+        elif isinstance(payload, ModelResponsePayload):
+            self._reply_calls = list(payload.tool_calls)
+        elif isinstance(payload, ToolCallPayload):
+            call_id = payload.call_id or f"#{len(self.trajectory.steps)}"
+            self._calls[call_id] = _PendingCall(payload.tool, dict(payload.arguments))
+            self._last_call = call_id
+        elif isinstance(payload, SafetyPayload):
+            # Hooks run right after the tool_call event of the one executed call of the turn.
+            if (
+                payload.action == "rewrite"
+                and self._last_call in self._calls
+                and payload.arguments is not None
+            ):
+                self._calls[self._last_call].arguments = dict(payload.arguments)
+        elif isinstance(payload, PrerequisitePayload):
+            self._on_prerequisite(payload)
+        elif isinstance(payload, RevisionPayload):
+            if payload.instruction.strip():
+                self.trajectory = self.trajectory.with_revision(payload.instruction)
+        elif isinstance(payload, VerdictPayload):
+            self._on_verdict(payload)
+        elif isinstance(payload, MemoryConsolidationPayload):
+            self.consolidation = payload
+        elif isinstance(payload, DonePayload):
+            self._on_done(payload)
+        return None
 
     # ------------------------------------------------------------------ per event type
-    def _on_task_started(self, data: dict[str, Any]) -> None:
-        self.instruction = str(data.get("instruction") or "").strip()
-        tools = data.get("tools")
-        self.tools = (
-            tuple(str(t) for t in tools if str(t) != FINISH_TASK) if isinstance(tools, list) else None
-        )
+    def _on_task_started(self, payload: TaskStartedPayload) -> None:
+        self.instruction = payload.instruction.strip()
+        tools = payload.tools
+        self.tools = tuple(t for t in tools if t != FINISH_TASK) if tools is not None else None
         self.trajectory = Trajectory.start(self.instruction, task_id=self.task_id)
 
-    def _on_model_response(self, data: dict[str, Any]) -> None:
-        calls = data.get("tool_calls")
-        self._reply_calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-
-    def _on_tool_call(self, data: dict[str, Any]) -> None:
-        call_id = str(data.get("call_id") or f"#{len(self.trajectory.steps)}")
-        self._calls[call_id] = _PendingCall(str(data.get("tool") or ""), _as_dict(data.get("arguments")))
-        self._last_call = call_id
-
-    def _on_safety(self, data: dict[str, Any]) -> None:
-        # Hooks run right after the tool_call event of the one executed call of the turn.
-        rewritten = data.get("arguments")
-        if data.get("action") == "rewrite" and self._last_call in self._calls and isinstance(rewritten, dict):
-            self._calls[self._last_call].arguments = dict(rewritten)
-
-    def _on_prerequisite(self, data: dict[str, Any]) -> None:
-        call_id = str(data.get("call_id") or self._last_call or "")
-        call = self._calls.get(call_id)
+    def _on_prerequisite(self, payload: PrerequisitePayload) -> None:
+        call = self._calls.get(payload.call_id or self._last_call or "")
         if call is not None:
+            data = payload.to_data()
             keys = ("service", "success", "message", "reason")
-            record: dict[str, Any] = {key: data[key] for key in keys if key in data}
-            call.prerequisites.append(record)
+            call.prerequisites.append({key: data[key] for key in keys if key in data})
 
-    def _on_revision(self, data: dict[str, Any]) -> None:
-        text = data.get("instruction")
-        if isinstance(text, str) and text.strip():
-            self.trajectory = self.trajectory.with_revision(text)
-
-    def _on_verdict(self, data: dict[str, Any]) -> None:
-        if data.get("scope") == "task":
+    def _on_verdict(self, payload: VerdictPayload) -> None:
+        if payload.of_task:
             return  # the goal check at the end is no tool's verdict
-        nested = data.get("verdict")
-        verdict: dict[str, Any] = nested if isinstance(nested, dict) else data
+        verdict = payload.verdict if payload.verdict is not None else payload.to_data()
         if self._last_call in self._calls:
             self._calls[self._last_call].verdict = dict(verdict)
 
-    def _on_tool_result(self, data: dict[str, Any]) -> TrajectoryStep | None:
-        tool = str(data.get("tool") or "")
-        if data.get("refused") or not self.known(tool):
+    def _on_tool_result(self, payload: ToolResultPayload) -> TrajectoryStep | None:
+        tool = payload.tool
+        if payload.refused or not self.known(tool):
             return None
-        call_id = str(data.get("call_id") or self._last_call or "")
-        call = self._calls.pop(call_id, None)
-        if call is None and not data.get("malformed") and self._last_call in self._calls:
+        call = self._calls.pop(payload.call_id or self._last_call or "", None)
+        if call is None and not payload.malformed and self._last_call in self._calls:
             call = self._calls.pop(self._last_call)  # an older harness without call ids
-        result = data.get("result")
+        result = payload.result
         prerequisites: list[dict[str, Any]] = []
+        arguments: Mapping[str, Any]
         if call is not None:
-            arguments: Any = call.arguments
-            verdict = call.verdict
-            prerequisites = call.prerequisites
+            arguments, verdict, prerequisites = call.arguments, call.verdict, call.prerequisites
         else:
             # A malformed call never reached tool_call: its arguments are the model's own
             # (the first call of the reply; unparseable arguments are recorded as {}).
             first = self._reply_calls[0] if self._reply_calls else {}
-            arguments = first.get("arguments") if isinstance(first.get("arguments"), dict) else {}
+            given = first.get("arguments")
+            arguments = given if isinstance(given, Mapping) else {}
             verdict = None
-        if verdict is None and isinstance(result, dict) and isinstance(result.get("verdict"), dict):
+        if verdict is None and isinstance(result, Mapping) and isinstance(result.get("verdict"), Mapping):
             verdict = dict(result["verdict"])
-        refusal = data.get("refusal") if isinstance(data.get("refusal"), str) else None
         self.trajectory = self.trajectory.with_step(
-            tool, arguments, result, verdict, refusal=refusal, prerequisites=prerequisites
+            tool, arguments, result, verdict, refusal=payload.refusal, prerequisites=prerequisites
         )
         self._last_call = None
         return self.trajectory.last_step
 
-    def _on_memory_consolidation(self, data: dict[str, Any]) -> None:
-        self.consolidation = data
-
-    def _on_done(self, data: dict[str, Any]) -> None:
-        self.status = str(data.get("status") or "failed")
-        outcome = data.get("outcome")
+    def _on_done(self, payload: DonePayload) -> None:
+        self.status = payload.status or "failed"
         changes: dict[str, Any] = {"status": trajectory_status(self.status)}
-        if isinstance(outcome, str) and outcome:
-            changes |= {"outcome": outcome, "phase": "finishing"}
+        if payload.outcome:
+            changes |= {"outcome": payload.outcome, "phase": "finishing"}
         self.trajectory = replace(self.trajectory, **changes)
 
 
@@ -177,31 +191,41 @@ class FoldedTask:
     status: str | None
     tools: tuple[str, ...] | None
     trajectory: Trajectory
-    consolidation: dict[str, Any] | None = field(default=None)
+    consolidation: MemoryConsolidationPayload | None = field(default=None)
+
+
+def _typed(item: object) -> HarnessEvent | str | None:
+    """An event, or a recording's JSON object typed here (at the file boundary); the task
+    id alone for an event of a type this harness does not know (its task is still listed)."""
+    if isinstance(item, HarnessEvent) or not isinstance(item, Mapping):
+        return item if isinstance(item, HarnessEvent) else None
+    task_id, kind, data = str(item.get("task_id") or ""), item.get("type"), item.get("data")
+    if not isinstance(kind, str):
+        return None
+    try:
+        event_type = EventType(kind)
+    except ValueError:
+        return task_id
+    return HarnessEvent(event_type, task_id, data=data if isinstance(data, Mapping) else {})
 
 
 def fold_events(events: Iterable[object]) -> list[FoldedTask]:
     """Fold a recording (event objects or their JSON dicts, several tasks interleaved or
     not) into its tasks, in the order they started. Malformed entries are skipped."""
     folds: dict[str, TrajectoryFold] = {}
-    for event in events:
-        kind: Any
-        data: Any
-        if isinstance(event, HarnessEvent):
-            task_id, kind, data = event.task_id, event.type.value, event.data
-        elif isinstance(event, Mapping):
-            task_id, kind, data = str(event.get("task_id") or ""), event.get("type"), event.get("data")
-        else:
+    for item in events:
+        event = _typed(item)
+        task_id = event.task_id if isinstance(event, HarnessEvent) else event
+        if not task_id:
             continue  # a line of events.jsonl that is not an object
-        if not task_id or not isinstance(kind, str):
-            continue
-        if kind == "task_started":
+        if isinstance(event, HarnessEvent) and event.type is EventType.TASK_STARTED:
             # A repeated task id starts afresh (the harness refuses to reuse a run folder).
             folds.pop(task_id, None)
         fold = folds.get(task_id)
         if fold is None:
             fold = folds[task_id] = TrajectoryFold(task_id)
-        fold.feed(kind, _as_dict(data))
+        if isinstance(event, HarnessEvent):
+            fold.feed_event(event)
     return [
         FoldedTask(
             fold.task_id, fold.instruction, fold.status, fold.tools, fold.trajectory, fold.consolidation
