@@ -35,9 +35,12 @@ from harness_ros.harness import Harness
 from harness_ros.harness.task import is_operator_question
 from harness_ros.memory import FileMemory
 from harness_ros.model.contracts import ModelReply
+from harness_ros.model.text_calls import TextCallProblem, TextCallProblemKind
 from harness_ros.progress import format_event
 
 ECHO = '<tool_response>\n{"success": true, "seen": "a red cup on the table"}\n</tool_response>'
+
+NOT_OFFERED = TextCallProblemKind.NOT_OFFERED
 
 
 def harness(model: ScriptedModel, *, reminders: int | None = None, **kwargs: Any) -> Harness:
@@ -113,7 +116,16 @@ def test_what_counts_as_a_question() -> None:
 def test_the_reminder_names_call_shaped_text_that_was_not_run() -> None:
     unrecovered = ModelReply(
         text='{"name": "fly", "arguments": {}}',
-        text_call_problems=("'fly' is not an offered tool (offered: look, pick)",),
+        text_call_problems=(
+            TextCallProblem(
+                NOT_OFFERED,
+                "fly",
+                offered=(
+                    "look",
+                    "pick",
+                ),
+            ),
+        ),
     )
     model = ScriptedModel([unrecovered, final("ok")])
     events = run_all(harness(model))
@@ -333,7 +345,16 @@ def test_a_call_named_after_a_skill_loads_it(tmp_path: Path) -> None:
 
     as_text = ModelReply(
         text='{"name": "recover-failed-grasp", "arguments": {}}',
-        text_call_problems=("'recover-failed-grasp' is not an offered tool (offered: look, load_skill)",),
+        text_call_problems=(
+            TextCallProblem(
+                NOT_OFFERED,
+                "recover-failed-grasp",
+                offered=(
+                    "look",
+                    "load_skill",
+                ),
+            ),
+        ),
     )
     native = ModelReply(text=None, tool_calls=(ToolCall("n1", "recover_failed_grasp", "{}", {}),))
     for first in (as_text, native):
@@ -359,7 +380,16 @@ def test_the_loaded_skill_called_again_is_refused_not_loaded_again(tmp_path: Pat
     )
     as_text = ModelReply(
         text='{"name": "recover-failed-grasp", "arguments": {}}',
-        text_call_problems=("'recover-failed-grasp' is not an offered tool (offered: look, load_skill)",),
+        text_call_problems=(
+            TextCallProblem(
+                NOT_OFFERED,
+                "recover-failed-grasp",
+                offered=(
+                    "look",
+                    "load_skill",
+                ),
+            ),
+        ),
     )
     first = ModelReply(None, (ToolCall("s1", "recover-failed-grasp", "{}", {}),))
     model = ScriptedModel([first, again, as_text, final("done")])
@@ -789,7 +819,14 @@ def test_a_failed_place_comes_back_to_the_note_once_the_blocked_drive_of_its_fix
 def test_the_loaded_skill_written_as_a_call_is_answered_with_the_tools_its_steps_name() -> None:
     from harness_ros.harness.task import _with_skill_hints
 
-    problem = "'tidy-surface' is not an offered tool (offered: navigate_to, place_object)"
+    problem = TextCallProblem(
+        NOT_OFFERED,
+        "tidy-surface",
+        offered=(
+            "navigate_to",
+            "place_object",
+        ),
+    )
     assert _with_skill_hints(
         [problem], ["tidy-surface", "fetch-object"], "tidy-surface", ["navigate_to"]
     ) == [

@@ -19,6 +19,7 @@ from typing import Any
 
 from harness_ros.errors import LLMError
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage
+from harness_ros.model.text_calls import TextCallProblem
 
 __all__ = [
     "ModelRecorder",
@@ -89,7 +90,10 @@ def reply_to_dict(reply: ModelReply) -> dict[str, Any]:
     if reply.original_text is not None:
         data["original_text"] = reply.original_text
     if reply.text_call_problems:
-        data["text_call_problems"] = list(reply.text_call_problems)
+        data["text_call_problems"] = [
+            problem.to_json() if isinstance(problem, TextCallProblem) else str(problem)
+            for problem in reply.text_call_problems
+        ]
     return data
 
 
@@ -120,7 +124,9 @@ def reply_from_dict(raw: dict[str, Any]) -> ModelReply:
         usage=Usage(**{key: int(usage.get(key) or 0) for key in Usage().to_dict()}),
         model=str(raw.get("model", "")),
         original_text=original if isinstance(original, str) else None,
-        text_call_problems=tuple(str(item) for item in raw.get("text_call_problems") or ()),
+        text_call_problems=tuple(
+            TextCallProblem.from_json(item) for item in raw.get("text_call_problems") or ()
+        ),
     )
 
 

@@ -33,13 +33,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum
+from typing import Any, ClassVar
 
 from harness_ros.model.contracts import ToolCall
 
-__all__ = ["REASONING_TAGS", "TextCallRecovery", "blank_reasoning", "not_offered_name", "recover_text_calls"]
+__all__ = [
+    "REASONING_TAGS",
+    "TextCallProblem",
+    "TextCallProblemKind",
+    "TextCallRecovery",
+    "blank_reasoning",
+    "not_offered_name",
+    "recover_text_calls",
+]
 
 _TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _ECHOED_RESULT = re.compile(r"<tool_response>.*?(?:</tool_response>|\Z)", re.DOTALL)
@@ -62,14 +71,79 @@ REASONING_TAGS = (
 _REASONING_TAG = re.compile(r"<(/?)\s*(" + "|".join(REASONING_TAGS) + r")\b[^<>]{0,200}>", re.IGNORECASE)
 _MAX_TEXT_CHARS = 200_000
 """Longer replies are not scanned (no model writes a call that long)."""
-_NOT_OFFERED = " is not an offered tool"
-_NOT_OFFERED_PROBLEM = re.compile(r"^'([^']+)'" + re.escape(_NOT_OFFERED))
+
+
+class TextCallProblemKind(str, Enum):
+    """Why a call-shaped span of a reply was left as text."""
+
+    ARGUMENTS_NOT_OBJECT = "arguments_not_object"
+    NOT_OFFERED = "not_offered"
+    """The name is no offered tool (a skill's name, a tool of another robot)."""
+    INVALID_ARGUMENTS = "invalid_arguments"
+    """The arguments do not validate against the tool's schema (``detail`` says where)."""
+    OTHER = "other"
+    """A problem read back from a recording that kept only its words: no behaviour reads it."""
+
+
+def _render(kind: TextCallProblemKind, tool: str, detail: str, offered: tuple[str, ...]) -> str:
+    if kind is TextCallProblemKind.ARGUMENTS_NOT_OBJECT:
+        return f"{tool!r}: arguments are not a JSON object"
+    if kind is TextCallProblemKind.NOT_OFFERED:
+        return f"{tool!r} is not an offered tool (offered: {', '.join(offered) or 'none'})"
+    if kind is TextCallProblemKind.INVALID_ARGUMENTS:
+        return f"{tool!r}: invalid arguments: {detail}"
+    return detail
+
+
+class TextCallProblem(str):
+    """One text-call problem: its ``kind`` and fields, and (as the string itself) its English
+    for the model, rendered from them. The harness decides from the fields, never the words."""
+
+    kind: TextCallProblemKind
+    tool: str
+    detail: str
+    offered: tuple[str, ...]
+    render: ClassVar[Callable[[TextCallProblemKind, str, str, tuple[str, ...]], str]] = staticmethod(_render)
+
+    def __new__(
+        cls, kind: TextCallProblemKind, tool: str = "", detail: str = "", offered: Sequence[str] = ()
+    ) -> TextCallProblem:
+        problem = super().__new__(cls, cls.render(kind, tool, detail, tuple(offered)))
+        problem.kind, problem.tool, problem.detail, problem.offered = kind, tool, detail, tuple(offered)
+        return problem
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "tool": self.tool,
+            "detail": self.detail,
+            "offered": list(self.offered),
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any) -> TextCallProblem:
+        """A recorded problem: its structured form, or (an older recording) its words only."""
+        if isinstance(raw, dict):
+            try:
+                kind = TextCallProblemKind(raw.get("kind"))
+            except ValueError:
+                kind = TextCallProblemKind.OTHER
+            offered = raw.get("offered")
+            return cls(
+                kind,
+                str(raw.get("tool") or ""),
+                str(raw.get("detail") or ""),
+                [str(name) for name in offered] if isinstance(offered, list) else (),
+            )
+        return cls(TextCallProblemKind.OTHER, detail=str(raw))
 
 
 def not_offered_name(problem: str) -> str | None:
-    """The tool name of a ``text_call_problems`` entry that names no offered tool, else None."""
-    match = _NOT_OFFERED_PROBLEM.match(problem)
-    return match.group(1) if match else None
+    """The tool name of a text-call problem whose call names no offered tool, else None
+    (read from its kind and fields; a problem known only by its words names none)."""
+    if isinstance(problem, TextCallProblem) and problem.kind is TextCallProblemKind.NOT_OFFERED:
+        return problem.tool
+    return None
 
 
 @dataclass(frozen=True)
@@ -80,7 +154,7 @@ class TextCallRecovery:
     """Valid calls, in the order they were written."""
     text: str | None = None
     """The text without the recovered spans (None when nothing else is left)."""
-    problems: tuple[str, ...] = ()
+    problems: tuple[TextCallProblem, ...] = ()
     """Why call-shaped spans were left as text (unknown tool, invalid arguments)."""
 
 
@@ -235,9 +309,11 @@ def _schema_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | 
     return f"{where}: {error.message[:200]}"
 
 
-def _as_call(value: Any, schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | str | None:
-    """(name, arguments) of a valid call, a problem sentence for a call-shaped object that is
-    not valid, or None for an object that is no call at all (data, an echoed result)."""
+def _as_call(
+    value: Any, schemas: dict[str, dict[str, Any]]
+) -> tuple[str, dict[str, Any]] | TextCallProblem | None:
+    """(name, arguments) of a valid call, the problem of a call-shaped object that is not
+    valid, or None for an object that is no call at all (data, an echoed result)."""
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         return None
     present = [key for key in _ARGUMENT_KEYS if key in value]
@@ -249,16 +325,15 @@ def _as_call(value: Any, schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except (ValueError, RecursionError):
-            return f"{name!r}: arguments are not a JSON object"
+            return TextCallProblem(TextCallProblemKind.ARGUMENTS_NOT_OBJECT, name)
     if not isinstance(arguments, dict):
-        return f"{name!r}: arguments are not a JSON object"
+        return TextCallProblem(TextCallProblemKind.ARGUMENTS_NOT_OBJECT, name)
     schema = schemas.get(name)
     if schema is None:
-        offered = ", ".join(sorted(schemas)) or "none"
-        return f"{name!r}{_NOT_OFFERED} (offered: {offered})"
+        return TextCallProblem(TextCallProblemKind.NOT_OFFERED, name, offered=sorted(schemas))
     problem = _schema_problem(schema, arguments)
     if problem is not None:
-        return f"{name!r}: invalid arguments: {problem}"
+        return TextCallProblem(TextCallProblemKind.INVALID_ARGUMENTS, name, problem)
     return name, arguments
 
 
@@ -268,13 +343,13 @@ def recover_text_calls(text: str | None, tools: Sequence[dict[str, Any]] | None)
         return TextCallRecovery(text=text)
     schemas = _schemas(tools)
     calls: list[ToolCall] = []
-    problems: list[str] = []
+    problems: list[TextCallProblem] = []
     removed: list[_Span] = []
     for outer, inner in _candidates(text):
         verdict = _as_call(_load(inner.body), schemas)
         if verdict is None:
             continue
-        if isinstance(verdict, str):
+        if isinstance(verdict, TextCallProblem):
             problems.append(verdict)
             continue
         name, arguments = verdict
