@@ -38,10 +38,8 @@ from harness_ros.context import (
 from harness_ros.errors import LLMError
 from harness_ros.events import (
     CompactionPayload,
-    DonePayload,
     EventPayload,
     HarnessEvent,
-    MemoryConsolidationPayload,
     MemoryNoticePayload,
     NotesPayload,
     ObservationPayload,
@@ -566,33 +564,14 @@ class TaskRunner:
                 h.memory.set_phase("finishing")
             except Exception:  # the run log must still be written
                 logger.exception("cannot set the memory phase")
-        events.append(
-            self._emit(
-                MemoryConsolidationPayload.from_data(
-                    consolidate(h.memory, h.registry.names(), memory_status, outcome)
-                )
-            )
-        )
+        events.append(self._emit(consolidate(h.memory, h.registry.names(), memory_status, outcome)))
         if h.skill_session is not None:
             h.skill_session.reset()
         if h.gate is not None:
             h.gate.reset()
         report = end.report or (f"Task {end.status.value}: {end.reason}" if end.reason else "")
         elapsed = round(time.monotonic() - self._started, 3)
-        done = self._emit(
-            DonePayload(
-                status=end.status.value,
-                outcome=outcome.value,
-                claim=end.claim,
-                goal_verdict=end.goal_verdict,
-                finished_by=end.finished_by,
-                report=report,
-                reason=end.reason,
-                turns=self._turn,
-                elapsed_s=elapsed,
-                tokens=dict(self._tokens),
-            )
-        )
+        done = self._emit(end.payload(outcome, report, self._turn, elapsed, self._tokens))
         events.append(done)
         if self._runlog is not None:
             # Written after done: the fold has every event, status and outcome included.

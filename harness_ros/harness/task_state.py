@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness_ros.events import Outcome, TaskStatus
+from harness_ros.events import DonePayload, MemoryConsolidationPayload, Outcome, TaskStatus
 from harness_ros.harness.replies import json_safe
 from harness_ros.tools import CancelToken
 from harness_ros.tools.finish_task import FINISH_TASK
@@ -54,11 +54,34 @@ class TaskEnd:
     finished_by: str | None = None
     """``finish_task`` or ``final_message`` for a completed task."""
 
+    def payload(
+        self, outcome: Outcome, report: str, turns: int, elapsed_s: float, tokens: dict[str, int]
+    ) -> DonePayload:
+        """The ``done`` event's payload."""
+        return DonePayload(
+            status=self.status.value,
+            outcome=outcome.value,
+            claim=self.claim,
+            goal_verdict=self.goal_verdict,
+            finished_by=self.finished_by,
+            report=report,
+            reason=self.reason,
+            turns=turns,
+            elapsed_s=elapsed_s,
+            tokens=dict(tokens),
+        )
+
 
 def consolidate(
     memory: FileMemory | None, tools: Sequence[str], memory_status: str, outcome: Outcome
+) -> MemoryConsolidationPayload:
+    """Memory's end of a task (``FileMemory.finish_task``) as the memory_consolidation event's payload."""
+    return MemoryConsolidationPayload.from_data(_consolidated(memory, tools, memory_status, outcome))
+
+
+def _consolidated(
+    memory: FileMemory | None, tools: Sequence[str], memory_status: str, outcome: Outcome
 ) -> dict[str, Any]:
-    """Memory's end of a task (``FileMemory.finish_task``) as the memory_consolidation event's data."""
     if memory is None:
         return {"skipped": True, "reason": "no memory configured", "status": memory_status}
     # finish_task is the harness's own end-of-task call: it has no ledger.
