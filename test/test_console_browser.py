@@ -3,10 +3,10 @@
 Processes on this test's ROS domain: a camera/depth/scan publisher, a test action server,
 the harness node (model: the loopback OpenAI-compatible server in this process) and
 ``harness-ros console``. Chromium (Debian's package, scripts/ensure_chromium.sh) is driven
-over the DevTools protocol on its debugging pipe (no driver package needed). The page:
+over the DevTools protocol on its debugging pipe (support/devtools.py). The page:
 
 - without the token reads nothing (every API answer 401, a token in the query string too);
-- shows the first decision's images (``~/model_view/<view>``) and the model's hostile
+- shows the first decision's images (``~/model_view/<view>/compressed``) and the model's hostile
   text as text;
 - a tampered approval hash is refused; the Approve button lets the tool run;
 - the Cancel button stops a task waiting on an operator question.
@@ -17,20 +17,16 @@ is measured and printed.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import re
-import select
-import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.devtools import Page, chromium, open_page
 from support.processes import ServerProcess
 
 from harness_ros.testing.loopback_llm import LoopbackLLMServer, finish_reply
@@ -39,13 +35,8 @@ REPO = Path(__file__).resolve().parents[1]
 SUPPORT = REPO / "test" / "support"
 HARNESS_ROS = str(Path(sys.executable).with_name("harness-ros"))
 HOSTILE = "<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"
-WAIT_S = 60.0
 
 pytestmark = pytest.mark.ros
-
-
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def _purpose(body: dict[str, Any]) -> str:
@@ -99,64 +90,10 @@ def _config(tmp_path: Path, url: str) -> Path:
     return path
 
 
-class Page:
-    """One Chromium tab over the DevTools protocol, on the pipe Chromium opens with
-    ``--remote-debugging-pipe`` (fd 3 in, fd 4 out; NUL-terminated JSON messages)."""
-
-    def __init__(self, to_browser: int, from_browser: int) -> None:
-        self._out, self._in = to_browser, from_browser
-        self._buffer = b""
-        self._id = 0
-        self.session: str | None = None
-
-    def _read_message(self, deadline: float) -> dict[str, Any]:
-        while b"\0" not in self._buffer:
-            ready, _, _ = select.select([self._in], [], [], max(0.0, deadline - time.monotonic()))
-            assert ready, "Chromium did not answer in time"
-            chunk = os.read(self._in, 1 << 20)
-            assert chunk, "Chromium closed its DevTools pipe"
-            self._buffer += chunk
-        message, _, self._buffer = self._buffer.partition(b"\0")
-        return dict(json.loads(message))
-
-    def send(
-        self, method: str, params: dict[str, Any] | None = None, *, browser: bool = False
-    ) -> dict[str, Any]:
-        self._id += 1
-        ident = self._id
-        request: dict[str, Any] = {"id": ident, "method": method, "params": params or {}}
-        if self.session is not None and not browser:
-            request["sessionId"] = self.session
-        os.write(self._out, json.dumps(request).encode() + b"\0")
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            message = self._read_message(deadline)
-            if message.get("id") == ident:
-                assert "error" not in message, message
-                return dict(message.get("result") or {})
-
-    def eval(self, expression: str) -> Any:
-        result = self.send(
-            "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}
-        )
-        assert "exceptionDetails" not in result, result
-        return result["result"].get("value")
-
-    def until(self, expression: str, what: str, timeout_s: float = WAIT_S) -> Any:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            value = self.eval(expression)
-            if value:
-                return value
-            time.sleep(0.05)  # polling the page, not waiting for ROS
-        text = self.eval("document.body.innerText")
-        pytest.fail(f"{what}: not within {timeout_s:g} s; page text:\n{text[-3000:]}")
-
-
 @pytest.fixture
 def stack(tmp_path: Path, ros_env: dict[str, str]) -> Iterator[tuple[str, Path]]:
     """The node, its sensors and action server, and the console; yields (console link, tmp)."""
-    if _chromium() is None:
+    if chromium() is None:
         pytest.skip("Chromium is not installed (scripts/ensure_chromium.sh installs Debian's chromium)")
     env = {**ros_env, "LOOPBACK_TOKEN": "not-a-real-key"}
     started: list[subprocess.Popen[Any]] = []
@@ -193,61 +130,9 @@ def stack(tmp_path: Path, ros_env: dict[str, str]) -> Iterator[tuple[str, Path]]
             server.stop()
 
 
-def _above_four(fd: int) -> int:
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
-    os.close(fd)
-    return high
-
-
 def _browse(link: str, profile: Path) -> list[float]:
-    chromium = _chromium()
-    assert chromium is not None
-    to_browser_r, to_browser_w = os.pipe()
-    from_browser_r, from_browser_w = os.pipe()
-    # The child's ends above fd 4, so that wiring them to 3 and 4 overwrites neither.
-    to_browser_r, from_browser_w = (_above_four(fd) for fd in (to_browser_r, from_browser_w))
-    command = [
-        chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--remote-debugging-pipe",
-        f"--user-data-dir={profile}",
-        "about:blank",
-    ]
-
-    # The shell puts the pipe ends at fds 3 and 4 of the browser, where it expects them.
-    wired = ["bash", "-c", f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}', *command]
-    browser = subprocess.Popen(
-        wired,
-        stdout=subprocess.DEVNULL,
-        stderr=(profile.parent / "chromium.log").open("wb"),
-        pass_fds=(to_browser_r, from_browser_w),
-    )
-    os.close(to_browser_r)
-    os.close(from_browser_w)
-    try:
-        page = Page(to_browser_w, from_browser_r)
-        target = page.send("Target.createTarget", {"url": link.split("#", 1)[0]}, browser=True)
-        attached = page.send(
-            "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}, browser=True
-        )
-        page.session = attached["sessionId"]
+    with open_page(link.split("#", 1)[0], profile) as page:
         return _drive(page, link)
-    finally:
-        browser.terminate()
-        try:
-            browser.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            browser.kill()
-            browser.wait(timeout=5)
-        os.close(to_browser_w)
-        os.close(from_browser_r)
 
 
 def _drive(page: Page, link: str) -> list[float]:

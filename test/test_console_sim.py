@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 import yaml
 from support.devtools import Page, chromium, open_page
+from support.waiting import wait_for
 
 pytest.importorskip("harness_sim_msgs", reason="build it first: scripts/build_interfaces.sh .venv")
 
@@ -90,6 +91,12 @@ def console_on_sim(tmp_path: Path, ros_env: dict[str, str]) -> Iterator[tuple[st
                 process.wait(timeout=5)
 
 
+def ros_context_node(context: Any) -> Any:
+    import rclpy
+
+    return rclpy.create_node("console_sim_probe", context=context)
+
+
 def _events(page: Page, kind: str) -> list[str]:
     return list(
         page.eval(
@@ -105,7 +112,21 @@ def _logs(tmp_path: Path) -> str:
     )
 
 
-def test_console_drives_the_sim(console_on_sim: tuple[str, Path]) -> None:
+def test_the_viewer_configs_name_the_model_view_topics() -> None:
+    """RViz's Image display takes a topic ending in /compressed as image_transport's
+    compressed transport of its base topic; the shipped configs name what the node publishes."""
+    from harness_ros.ros.model_view import model_view_topic
+
+    topics = {"/harness" + model_view_topic(view).removeprefix("~") for view in ("front", "torso", "wrist")}
+    assert all(topic.endswith("/compressed") for topic in topics), topics
+    rviz = yaml.safe_load((REPO / "config" / "harness.rviz").read_text(encoding="utf-8"))
+    shown = {d["Topic"]["Value"] for d in rviz["Visualization Manager"]["Displays"] if "Topic" in d}
+    assert topics <= shown, shown
+    layout = (REPO / "config" / "foxglove_layout.json").read_text(encoding="utf-8")
+    assert all(f'"imageTopic": "{topic}"' in layout for topic in topics), layout
+
+
+def test_console_drives_the_sim(console_on_sim: tuple[str, Path], ros_context: Any) -> None:
     link, tmp_path = console_on_sim
     started = time.monotonic()
     with open_page(link, tmp_path / "chromium") as page:
@@ -126,6 +147,12 @@ def test_console_drives_the_sim(console_on_sim: tuple[str, Path]) -> None:
             " return i && i.dataset.version && i.naturalWidth > 0; })",
             "the model's three views",
         )
+        # On the topic name RViz's Image display reads as image_transport's compressed transport.
+        probe = ros_context_node(ros_context)
+        try:
+            assert wait_for(lambda: probe.count_publishers("/harness/model_view/front/compressed") == 1, 20)
+        finally:
+            probe.destroy_node()
         shot = os.environ.get("HARNESS_CONSOLE_SCREENSHOT")
         if shot:
             page.screenshot(tmp_path / "console.png")

@@ -90,7 +90,7 @@ def approval_hash(request: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class ModelView:
-    """The latest image the model was shown for one view (from ``~/model_view/<view>``)."""
+    """The latest image the model was shown for one view (from ``~/model_view/<view>/compressed``)."""
 
     name: str
     jpeg: bytes

@@ -4,7 +4,7 @@ A client like ``harness-ros task``, ``approve`` and ``answer``: one node in its 
 Context, spun in a background thread. It reads
 
 - ``~/events`` (the task's events), ``~/approval_requests``, ``~/questions`` and
-  ``~/notices`` (latched), and every ``~/model_view/<view>`` (``sensor_msgs/CompressedImage``,
+  ``~/notices`` (latched), and every ``~/model_view/<view>/compressed`` (``sensor_msgs/CompressedImage``,
   found on the graph as the node creates them);
 
 and writes only on the node's own task API topics: ``~/instruction``, ``~/revise``,
@@ -206,10 +206,18 @@ class ConsoleRosClient:
     def _look_at_graph(self) -> None:
         """Whether the node listens (connected), and subscriptions for new model views."""
         self.state.set_connected(self._instructions.get_subscription_count() > 0)
-        prefix = f"{self._base}/model_view/"
+        from harness_ros.ros.model_view import TRANSPORT
+
+        prefix, suffix = f"{self._base}/model_view/", f"/{TRANSPORT}"
         for topic, types in self.node.get_topic_names_and_types():
-            if topic.startswith(prefix) and topic not in self._topics and MODEL_VIEW_TYPE in types:
-                self._subscribe_view(topic, topic[len(prefix) :])
+            if (
+                topic.startswith(prefix)
+                and topic.endswith(suffix)
+                and len(topic) > len(prefix) + len(suffix)
+                and topic not in self._topics
+                and MODEL_VIEW_TYPE in types
+            ):
+                self._subscribe_view(topic, topic[len(prefix) : -len(suffix)])
 
     def _subscribe_view(self, topic: str, view: str) -> None:
         from sensor_msgs.msg import CompressedImage

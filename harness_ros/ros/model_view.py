@@ -1,4 +1,9 @@
-"""What the model saw, on standard topics: ``~/model_view/<view>`` (``sensor_msgs/CompressedImage``).
+"""What the model saw, on ``~/model_view/<view>/compressed`` (``sensor_msgs/CompressedImage``).
+
+The topic ends in ``/compressed``, image_transport's name for its compressed transport:
+RViz's Image display (image_transport underneath) shows it when given that topic (it
+takes ``~/model_view/<view>`` as the base topic and ``compressed`` as the transport);
+Foxglove and Lichtblick show the ``CompressedImage`` topic directly.
 
 ``ModelViewSource`` wraps the node's observation source. Each decision's observation
 (``observe()``: the one the harness shows the model) has its budgeted JPEGs already
@@ -21,7 +26,16 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from harness_ros.context.observation import observation_images
 from harness_ros.observation.contracts import Clearance, FirstFrameSource, Observation, ObservationSource
 
-__all__ = ["MODEL_VIEW_QOS", "ModelViewSource"]
+__all__ = ["MODEL_VIEW_QOS", "TRANSPORT", "ModelViewSource", "model_view_topic"]
+
+TRANSPORT = "compressed"
+"""image_transport's compressed transport: the last name of each model-view topic."""
+
+
+def model_view_topic(view: str) -> str:
+    """The node-relative topic of one view: ``~/model_view/<view>/compressed``."""
+    return f"~/model_view/{view}/{TRANSPORT}"
+
 
 MODEL_VIEW_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
@@ -32,7 +46,7 @@ MODEL_VIEW_QOS = QoSProfile(
 
 
 class ModelViewSource:
-    """An ObservationSource that publishes each decision's images on ``~/model_view/<name>``."""
+    """An ObservationSource that publishes each decision's images on ``~/model_view/<name>/compressed``."""
 
     def __init__(self, node: Any, source: ObservationSource) -> None:
         self._node = node
@@ -83,7 +97,7 @@ class ModelViewSource:
                 publisher = self._publishers.get(name)
                 if publisher is None:
                     publisher = self._publishers[name] = self._node.create_publisher(
-                        CompressedImage, f"~/model_view/{name}", MODEL_VIEW_QOS
+                        CompressedImage, model_view_topic(name), MODEL_VIEW_QOS
                     )
             message = CompressedImage(format="jpeg")
             message.header.stamp = stamp
