@@ -7,8 +7,11 @@ Chromium is driven over its DevTools pipe (support/devtools.py). In the page:
 
 - the first decision's images (the sim's three cameras, as the model saw them) are shown;
 - a request that changed under the operator is refused: the Approve button of a card
-  the page showed, clicked after the node re-published that request as expired and
-  asked again (a second pending request), is refused and nothing runs;
+  the page showed, clicked after the node re-published that request as expired (its
+  task then failed) and the instruction sent again got a second pending request, is
+  refused and nothing runs (the scripted policy does not ask again within a task);
+- the ``~/model_view/front/compressed`` topic is on the graph (the name RViz's Image
+  display reads as image_transport's compressed transport);
 - Approve on the current card lets ``navigate_to`` run: the sim drives there;
 - Cancel stops the task.
 
