@@ -81,12 +81,24 @@ format: $(STAMP)
 	$(BIN)/ruff format harness_ros sim test launch bench scripts setup.py
 	$(BIN)/ruff check --fix harness_ros sim test launch bench scripts setup.py
 
+# The suite in two phases, each its own pytest summary: the tests that need no DDS domain
+# on every core (pytest-xdist, TEST_JOBS workers), then the `dds` ones (they take ros_env,
+# test/conftest.py marks them) one at a time. Both phases run; the first failure's status
+# is make's. Soaks and benchmark runs (marker `bench`) are `make bench`'s.
 # pytest exits 5 when it collected no test: that is a failure here too.
-test: $(STAND_IN_STAMP) lint typecheck test-model
-	HARNESS_REQUIRE_LOCAL_MODEL=$(TEST_LOCAL_MODEL) $(BIN)/python -m pytest -q test
+TEST_JOBS ?= auto
+PYTEST := HARNESS_REQUIRE_LOCAL_MODEL=$(TEST_LOCAL_MODEL) $(BIN)/python -m pytest -q
 
+test: $(STAND_IN_STAMP) lint typecheck test-model
+	@status=0; \
+	$(PYTEST) -n $(TEST_JOBS) -m "not dds and not bench" test || status=$$?; \
+	$(PYTEST) -m "dds and not bench" test || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
+	exit $$status
+
+# The benchmark scripts, then the soaks and benchmark runs of the test suite (marker `bench`).
 bench: $(IFACE_STAMP)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	$(BIN)/python -m pytest -q -m bench test
 
 faults: $(IFACE_STAMP)
 	HARNESS_FAULTS=1 $(BIN)/python -m pytest -q test/test_faults_memory.py test/test_faults_model.py test/test_faults_sensors.py test/test_faults_actions.py

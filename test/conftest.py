@@ -23,16 +23,22 @@ _SECRET_LIKE = ("API_KEY", "HARNESS_MODEL", "OPENAI_BASE_URL", "OPENAI_API_BASE"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test on a DDS domain (it takes ``ros_env``) runs once more when it fails.
+    """A test on a DDS domain (it takes ``ros_env``) is marked ``dds`` and runs once more
+    when it fails.
 
     Those tests start several processes that find each other by DDS discovery and talk
     over shared memory; on a loaded 2-core CI host a participant is now and then starved
     for seconds (discovery after the test's own wait, a sample late). A second failure
     fails the run, and every rerun is listed in the summary (``RERUN``, ``-rR``), so a
     test that needs its rerun often is seen and fixed rather than hidden.
+
+    ``make test`` runs the tests that are not ``dds`` on every core (pytest-xdist), then
+    the ``dds`` ones one at a time: run two at once on two cores, the local model's tests
+    missed their time limits (two llama.cpp servers and their nodes on two cores).
     """
     for item in items:
         if "ros_env" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.dds)
             item.add_marker(pytest.mark.flaky(reruns=1))
 
 

@@ -3,7 +3,8 @@ the next measurement (bench_turn_overhead once ended its task with a text reply 
 finish_task became the only way to end one, and failed its own assertion).
 
 Only that each script completes and prints its headline is checked: the numbers are
-measured on a quiet machine (BENCHMARKS.md), never asserted by a timed test."""
+measured on a quiet machine (BENCHMARKS.md), never asserted by a timed test. The quick
+runs are marked ``bench``: `make bench` runs them, `make test` does not."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.bench  # `make bench` runs it (with the scripts' full runs), `make test` does not
 @pytest.mark.parametrize(
     ("script", "headline"),
     [

@@ -32,7 +32,8 @@ import pytest
 
 pytest.importorskip("rclpy")
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+# A soak: `make bench` runs it, `make test` does not (it measures for two minutes).
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.bench]
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_ingest.py"
 LONG_RUN_S = 120

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,91 @@ def test_make_test_lints_and_type_checks_before_the_suite() -> None:
     ruff = [i for i, line in enumerate(lines) if line.startswith(".venv/bin/ruff check")]
     assert mypy and mypy[0] < suite, lines
     assert ruff and ruff[0] < suite, lines
+
+
+def test_make_test_runs_the_tests_without_dds_on_every_core_then_the_dds_ones_one_at_a_time() -> None:
+    runs = [line for line in dry_run("test") if "-m pytest" in line]
+    assert len(runs) == 2, runs
+    parallel, serial = runs
+    assert '-n auto -m "not dds and not bench" test' in parallel, parallel
+    assert '-m "dds and not bench" test' in serial and " -n " not in serial, serial
+    # The real-model test runs in make test: both phases require the local model.
+    assert all(run.startswith("HARNESS_REQUIRE_LOCAL_MODEL=0.5b ") for run in runs), runs
+
+
+def test_make_bench_runs_the_soaks_and_benchmark_runs_that_make_test_leaves_out() -> None:
+    runs = [line for line in dry_run("bench") if "-m pytest" in line]
+    assert runs == [".venv/bin/python -m pytest -q -m bench test"], runs
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "fails"),
+    [(0, 0, False), (1, 0, True), (0, 1, True), (5, 0, True), (0, 5, True)],
+)
+def test_make_test_runs_both_phases_and_fails_when_either_does(
+    tmp_path: Path, first: int, second: int, fails: bool
+) -> None:
+    """pytest stood in by a script that records its arguments and exits as told (5: it
+    collected no test); the prerequisites (lint, mypy, the model) are taken as done."""
+    calls = tmp_path / "calls.txt"
+    stub = tmp_path / "pytest.sh"
+    stub.write_text(
+        f'echo "$*" >> {calls}\ncase "$*" in *"not dds"*) exit {first};; *) exit {second};; esac\n',
+        encoding="utf-8",
+    )
+    done = [
+        "-o",
+        "lint",
+        "-o",
+        "typecheck",
+        "-o",
+        "test-model",
+        "-o",
+        ".venv/.harness_ros-test-interfaces-built",
+    ]
+    inherited = {"MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES"}
+    env = {k: v for k, v in os.environ.items() if k not in inherited}
+    proc = subprocess.run(
+        ["make", "--no-print-directory", *done, "test", f"PYTEST=sh {stub}"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (proc.returncode != 0) == fails, proc.stdout + proc.stderr
+    phases = calls.read_text(encoding="utf-8").splitlines()
+    assert len(phases) == 2 and "not dds" in phases[0] and "not dds" not in phases[1], phases
+
+
+def collected(marker: str, *files: str) -> list[str]:
+    """The test ids pytest selects with ``-m marker`` from ``files`` (collected, not run)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", marker, *files],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode in (0, 5), proc.stdout + proc.stderr
+    return [line for line in proc.stdout.splitlines() if "::" in line]
+
+
+def test_a_test_on_a_dds_domain_is_in_the_serial_phase_and_every_other_in_the_parallel_one() -> None:
+    serial = collected("dds and not bench", "test/test_docs.py")
+    parallel = collected("not dds and not bench", "test/test_docs.py")
+    # The one test of test_docs.py that takes ros_env (through no marker of its own).
+    assert serial == ["test/test_docs.py::test_rcl_reads_the_params_file_into_the_same_config"], serial
+    assert len(parallel) > 50 and not set(serial) & set(parallel)
+
+
+def test_the_soak_and_the_benchmark_quick_runs_are_left_to_make_bench() -> None:
+    files = ("test/test_ingest_long_run.py", "test/test_bench_scripts.py")
+    in_make_test = collected("not bench", *files)
+    # The prefix-cache check asserts what the requests hold: it stays in make test.
+    assert in_make_test == [
+        "test/test_bench_scripts.py::test_the_prefix_cache_benchmark_builds_a_local_models_requests"
+    ], in_make_test
+    assert len(collected("bench", *files)) == 3
