@@ -114,7 +114,7 @@ class Harness:
             extra = skill_tools(self.skill_session, skills)
         extra += operator_tools(operator, self._current_task_id, operator_timeout_s)
         if memory is not None and memory.world:  # world memory (issue 48): where is X
-            from harness_ros.tools.recall_object import RecallObjectTool
+            from harness_ros.harness.recall_object import RecallObjectTool
 
             extra.append(RecallObjectTool(memory))
         self.session = session if session is not None else Session()
