@@ -32,6 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--episodes", type=int, default=6, metavar="N", help="episodes per arm (default 6)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="suite seed (default 0)")
+    parser.add_argument(
+        "--suite",
+        choices=("learning", "moved-objects"),
+        default="learning",
+        help="learning: memory on / off over the seeded scenario suite (default); moved-objects: "
+        "world memory on / off (memory.world; lessons on in both) while someone else moves "
+        "objects between tasks (world_eval.json, world_eval.md)",
+    )
     _options.add_workdir_option(parser, "eval")
     _options.add_sim_run_options(
         parser,
@@ -54,5 +62,6 @@ def run(args: argparse.Namespace) -> int:
         sim_speed=args.sim_speed,
         task_timeout_s=args.task_timeout,
         config=args.config,
+        suite=args.suite,
     )
     return run_eval(options)

@@ -65,7 +65,9 @@ from harness_ros_sim.ros.children import (
     write_stdout,
 )
 
-__all__ = ["EvalClient", "EvalOptions", "default_workdir", "run_eval"]
+__all__ = ["SUITES", "EvalClient", "EvalOptions", "default_workdir", "run_eval"]
+
+SUITES = ("learning", "moved-objects")
 
 Write = Callable[[str], None]
 
@@ -100,6 +102,9 @@ class EvalOptions:
     """Cancel a task after this long; None: ``default_task_timeout`` (longer for a local model)."""
     config: Path | None = None
     """Harness config; default: the shipped config/sim.yaml."""
+    suite: str = "learning"
+    """``learning`` (memory on / off, ``generate_suite``) or ``moved-objects`` (world memory
+    on / off, ``harness_ros_sim.ros.world_eval_runner``)."""
 
 
 # ---------------------------------------------------------------------- ROS client
@@ -330,7 +335,16 @@ class EvalRunner:
             )
         self.out(f"  sim ready after {time.monotonic() - started:.1f} s")
 
-    def _start_node(self, label: str, memory: Path, runs: Path, record: Path, config: Path) -> None:
+    def _start_node(
+        self,
+        label: str,
+        memory: Path,
+        runs: Path,
+        record: Path,
+        config: Path,
+        *,
+        parameters: Mapping[str, str] | None = None,
+    ) -> None:
         client = self.client
         assert client is not None
         self._stop_node()
@@ -346,7 +360,7 @@ class EvalRunner:
             runs=runs,
             model=self.options.model,
             api_base=self.options.api_base,
-            parameters={"model.record_file": str(record), **self._node_parameters()},
+            parameters={"model.record_file": str(record), **self._node_parameters(), **(parameters or {})},
         )
         self.node = ChildProcess(
             f"harness node ({label})", command, self.env, self.logs / f"node-{label}.log"
@@ -552,5 +566,11 @@ class EvalRunner:
 
 def run_eval(options: EvalOptions, write: Write = write_stdout) -> int:
     """Run the evaluation; 0 when every episode ran (whatever its outcome)."""
+    if options.suite not in SUITES:
+        raise HarnessError(f"--suite must be one of {', '.join(SUITES)}, got {options.suite!r}")
     with stop_on_terminate():
+        if options.suite == "moved-objects":
+            from harness_ros_sim.ros.world_eval_runner import WorldEvalRunner
+
+            return WorldEvalRunner(options, write).run()
         return EvalRunner(options, write).run()
