@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness_ros.errors import ConfigError
+from harness_ros.moveit_contract import MOVE_GROUP, position_constraint_frames
 from harness_ros.validators import TOOL_NAME_PATTERN, confidence_problem
 from harness_ros.yaml_safe import YamlTooLarge, safe_load
 
@@ -1292,8 +1293,6 @@ class HarnessConfig(_Model):
     def _arm_within_safety(self) -> HarnessConfig:
         """A MoveGroup tool's velocity scaling never exceeds ``safety.max_arm_velocity_scaling``,
         and each constant frame of its position targets has a ``safety.arm_workspaces`` entry."""
-        from harness_ros.tools.moveit_goal import MOVE_GROUP, position_constraint_frames
-
         limit = self.safety.max_arm_velocity_scaling
         tools = []
         for tool in self.tools:

@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
                 "validators",
                 "dds",
                 "yaml_safe",
+                "moveit_contract",  # MoveGroup's names and frames, read by the config and the tools
             }
         ),
     ),

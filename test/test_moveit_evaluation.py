@@ -22,8 +22,8 @@ from pydantic import ValidationError
 
 from harness_ros.config import ArmPoseCheckConfig, EvaluatorConfig, HarnessLimits, load_config
 from harness_ros.evaluation import EvaluationGate, ModelEvaluator, VerdictStatus
-from harness_ros.evaluation.arm_pose import ArmPose, check_arm_pose, requested_arm_pose_from_goal
-from harness_ros.evaluation.evidence import StateReading
+from harness_ros.evaluation.arm_pose import ArmPose, requested_arm_pose_from_goal
+from harness_ros.evaluation.evidence import StateReading, check_arm_pose
 from harness_ros.events import EventType
 from harness_ros.harness import Harness
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage

@@ -1,4 +1,6 @@
-"""The arm's deterministic check: the measured end-effector pose against the requested one.
+"""The arm's pose: what the deterministic arm check compares (``check_arm_pose``, in
+``harness_ros.evaluation.evidence`` beside ``check_pose``, the measured end-effector pose
+against the requested one).
 
 Like ``check_pose`` for the base, numbers are compared rather than left to a model. The
 request is read from the goal the call sent (``requested_arm_pose_from_goal``: MoveIt's
@@ -15,14 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from harness_ros.config import ArmPoseCheckConfig
-
-if TYPE_CHECKING:
-    from harness_ros.evaluation.evidence import PoseCheck, StateReading
-
-__all__ = ["ArmPose", "check_arm_pose", "orientation_error_deg", "requested_arm_pose_from_goal"]
+__all__ = ["ArmPose", "orientation_error_deg", "requested_arm_pose_from_goal"]
 
 _SPHERE = 2
 """shape_msgs/SolidPrimitive SPHERE: dimensions[0] is its radius."""
@@ -123,92 +120,3 @@ def orientation_error_deg(
     """The angle (deg) of the rotation from one unit quaternion to the other."""
     dot = min(1.0, abs(sum(p * q for p, q in zip(a, b, strict=True))))
     return math.degrees(2.0 * math.acos(dot))
-
-
-def _same_frame(a: str, b: str) -> bool:
-    return a.lstrip("/") == b.lstrip("/")
-
-
-def check_arm_pose(
-    requested: ArmPose | None,
-    reading: StateReading | None,
-    limits: ArmPoseCheckConfig,
-    *,
-    since_end_s: float | None = None,
-) -> PoseCheck:
-    """Is the end effector at the requested pose? Fails closed on anything it cannot compare.
-
-    ``since_end_s`` is how long ago the tool ended: a reading older than that was measured
-    before the move ended and is no evidence."""
-    from harness_ros.evaluation.evidence import PoseCheck
-
-    if requested is None:
-        return PoseCheck(False, "the tool's goal names no end-effector target to compare with")
-    if reading is None:
-        return PoseCheck(False, f"state source {limits.source!r} gave no reading")
-    if reading.missing:
-        return PoseCheck(False, f"no measured end-effector pose: {reading.freshness()}")
-    if reading.stale:
-        return PoseCheck(False, f"the end-effector pose from {reading.topic!r} is {reading.freshness()}")
-    if since_end_s is not None and (reading.age_s is None or reading.age_s > since_end_s):
-        age = "of unknown age" if reading.age_s is None else f"{reading.age_s:.2f} s old"
-        return PoseCheck(
-            False,
-            f"the end-effector pose from {reading.topic!r} is {age}, measured before the move "
-            f"ended {since_end_s:.2f} s ago: no evidence of where the arm is now",
-        )
-    measured = reading.arm_pose
-    if measured is None:
-        return PoseCheck(False, f"{reading.topic!r} carries no end-effector pose")
-    if not _same_frame(measured.frame, requested.frame):
-        return PoseCheck(
-            False,
-            f"the end-effector pose is in frame {measured.frame!r}, the request in {requested.frame!r}: "
-            f"they are not compared (publish the pose in {requested.frame!r})",
-        )
-    if not all(math.isfinite(v) for v in (measured.x, measured.y, measured.z)):
-        return PoseCheck(False, f"the end-effector position from {reading.topic!r} is not finite")
-    tolerance = limits.position_m if limits.position_m is not None else requested.position_tolerance_m
-    if tolerance is None:
-        return PoseCheck(
-            False,
-            "the goal's position region is not a sphere, so it gives no tolerance: set "
-            "position_m in the tool's evaluator.evidence arm_pose_check",
-        )
-    distance = math.dist((measured.x, measured.y, measured.z), (requested.x, requested.y, requested.z))
-    where = f"measured {measured.describe()}; requested {requested.describe()}"
-    if distance > tolerance:
-        return PoseCheck(
-            False,
-            f"end effector {distance:.3f} m from the requested point (tolerance {tolerance:g} m); {where}",
-        )
-    turned = ""
-    if limits.orientation and requested.orientation is not None:
-        if requested.orientation_frame is not None and not _same_frame(
-            requested.orientation_frame, measured.frame
-        ):
-            return PoseCheck(
-                False,
-                f"the requested orientation is in frame {requested.orientation_frame!r}, the measured "
-                f"pose in {measured.frame!r}: they are not compared",
-            )
-        if measured.orientation is None:
-            return PoseCheck(False, f"{reading.topic!r} carries no usable orientation; {where}")
-        error = orientation_error_deg(measured.orientation, requested.orientation)
-        # Per-axis tolerances of t rad allow a rotation of up to sqrt(3) * t in all.
-        limit = (
-            limits.orientation_deg
-            if limits.orientation_deg is not None
-            else math.degrees(math.sqrt(3.0) * (requested.orientation_tolerance_rad or 0.0))
-        )
-        if error > limit:
-            return PoseCheck(
-                False,
-                f"end effector turned {error:.1f} deg from the requested orientation "
-                f"(tolerance {limit:.1f} deg); {where}",
-            )
-        turned = f" and {error:.1f} deg"
-    return PoseCheck(
-        True,
-        f"end effector within {distance:.3f} m{turned} of the request (tolerance {tolerance:g} m); {where}",
-    )

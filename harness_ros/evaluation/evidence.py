@@ -13,8 +13,9 @@ characters ending "... the post-condition holds, answer success.") and is replac
 ``WITHHELD``. ``describe_evidence`` shows them as one JSON block labelled as the request,
 never as evidence.
 
-``check_pose`` is the deterministic check of "the base is stopped at the requested pose":
-numbers are compared with tolerances rather than left to a model.
+``check_pose`` is the deterministic check of "the base is stopped at the requested pose",
+``check_arm_pose`` that of "the end effector is at the requested pose": numbers are
+compared with tolerances rather than left to a model.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness_ros.config import PoseCheckConfig
-from harness_ros.evaluation.arm_pose import ArmPose
+from harness_ros.config import ArmPoseCheckConfig, PoseCheckConfig
+from harness_ros.evaluation.arm_pose import ArmPose, orientation_error_deg
 from harness_ros.observation.contracts import sensor_text
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "RobotStateSource",
     "StateReading",
     "bounded_arguments",
+    "check_arm_pose",
     "check_pose",
     "describe_evidence",
     "evidence_tool_problem",
@@ -332,6 +334,93 @@ def check_pose(
     stopped = "" if linear is None else ", stopped"
     return PoseCheck(
         True, f"within {distance:.2f} m and {yaw_error:.1f} deg of the request{stopped}; {where}"
+    )
+
+
+def _same_frame(a: str, b: str) -> bool:
+    return a.lstrip("/") == b.lstrip("/")
+
+
+def check_arm_pose(
+    requested: ArmPose | None,
+    reading: StateReading | None,
+    limits: ArmPoseCheckConfig,
+    *,
+    since_end_s: float | None = None,
+) -> PoseCheck:
+    """Is the end effector at the requested pose? Fails closed on anything it cannot compare.
+
+    ``since_end_s`` is how long ago the tool ended: a reading older than that was measured
+    before the move ended and is no evidence."""
+    if requested is None:
+        return PoseCheck(False, "the tool's goal names no end-effector target to compare with")
+    if reading is None:
+        return PoseCheck(False, f"state source {limits.source!r} gave no reading")
+    if reading.missing:
+        return PoseCheck(False, f"no measured end-effector pose: {reading.freshness()}")
+    if reading.stale:
+        return PoseCheck(False, f"the end-effector pose from {reading.topic!r} is {reading.freshness()}")
+    if since_end_s is not None and (reading.age_s is None or reading.age_s > since_end_s):
+        age = "of unknown age" if reading.age_s is None else f"{reading.age_s:.2f} s old"
+        return PoseCheck(
+            False,
+            f"the end-effector pose from {reading.topic!r} is {age}, measured before the move "
+            f"ended {since_end_s:.2f} s ago: no evidence of where the arm is now",
+        )
+    measured = reading.arm_pose
+    if measured is None:
+        return PoseCheck(False, f"{reading.topic!r} carries no end-effector pose")
+    if not _same_frame(measured.frame, requested.frame):
+        return PoseCheck(
+            False,
+            f"the end-effector pose is in frame {measured.frame!r}, the request in {requested.frame!r}: "
+            f"they are not compared (publish the pose in {requested.frame!r})",
+        )
+    if not all(math.isfinite(v) for v in (measured.x, measured.y, measured.z)):
+        return PoseCheck(False, f"the end-effector position from {reading.topic!r} is not finite")
+    tolerance = limits.position_m if limits.position_m is not None else requested.position_tolerance_m
+    if tolerance is None:
+        return PoseCheck(
+            False,
+            "the goal's position region is not a sphere, so it gives no tolerance: set "
+            "position_m in the tool's evaluator.evidence arm_pose_check",
+        )
+    distance = math.dist((measured.x, measured.y, measured.z), (requested.x, requested.y, requested.z))
+    where = f"measured {measured.describe()}; requested {requested.describe()}"
+    if distance > tolerance:
+        return PoseCheck(
+            False,
+            f"end effector {distance:.3f} m from the requested point (tolerance {tolerance:g} m); {where}",
+        )
+    turned = ""
+    if limits.orientation and requested.orientation is not None:
+        if requested.orientation_frame is not None and not _same_frame(
+            requested.orientation_frame, measured.frame
+        ):
+            return PoseCheck(
+                False,
+                f"the requested orientation is in frame {requested.orientation_frame!r}, the measured "
+                f"pose in {measured.frame!r}: they are not compared",
+            )
+        if measured.orientation is None:
+            return PoseCheck(False, f"{reading.topic!r} carries no usable orientation; {where}")
+        error = orientation_error_deg(measured.orientation, requested.orientation)
+        # Per-axis tolerances of t rad allow a rotation of up to sqrt(3) * t in all.
+        limit = (
+            limits.orientation_deg
+            if limits.orientation_deg is not None
+            else math.degrees(math.sqrt(3.0) * (requested.orientation_tolerance_rad or 0.0))
+        )
+        if error > limit:
+            return PoseCheck(
+                False,
+                f"end effector turned {error:.1f} deg from the requested orientation "
+                f"(tolerance {limit:.1f} deg); {where}",
+            )
+        turned = f" and {error:.1f} deg"
+    return PoseCheck(
+        True,
+        f"end effector within {distance:.3f} m{turned} of the request (tolerance {tolerance:g} m); {where}",
     )
 
 

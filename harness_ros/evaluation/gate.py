@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness_ros.config import ArmPoseCheckConfig, ToolEvidenceConfig
-from harness_ros.evaluation.arm_pose import ArmPose, check_arm_pose
+from harness_ros.evaluation.arm_pose import ArmPose
 from harness_ros.evaluation.contracts import EvaluatorProtocol, Verdict, VerdictStatus, parse_verdict
 from harness_ros.evaluation.evidence import (
     Evidence,
@@ -25,6 +25,7 @@ from harness_ros.evaluation.evidence import (
     RobotStateSource,
     StateReading,
     bounded_arguments,
+    check_arm_pose,
     check_pose,
 )
 from harness_ros.observation.contracts import Observation

@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from harness_ros.errors import BindingError
+from harness_ros.moveit_contract import JOINT_CONSTRAINT, joint_positions_to_constraints
 from harness_ros.tools.contracts import ToolSpec
+from harness_ros.validators import parse_path
 
 __all__ = [
     "CONVERSIONS",
@@ -119,12 +121,6 @@ def _duration(seconds: float) -> dict[str, int]:
 _FLOAT_TARGETS = ("float", "double")
 
 
-def _joint_constraints(value: Any) -> Any:
-    from harness_ros.tools.moveit_goal import joint_positions_to_constraints  # it imports this module
-
-    return joint_positions_to_constraints(value)
-
-
 CONVERSIONS: dict[str, Conversion] = {
     conversion.name: conversion
     for conversion in (
@@ -159,8 +155,8 @@ CONVERSIONS: dict[str, Conversion] = {
         Conversion(
             "joint_positions_to_constraints",
             "rad",
-            ("moveit_msgs/msg/JointConstraint",),
-            _joint_constraints,
+            (JOINT_CONSTRAINT,),
+            joint_positions_to_constraints,
             "a named state {joint: position} to MoveIt JointConstraints (tolerance 1e-4 rad)",
         ),
         Conversion(
@@ -175,22 +171,6 @@ CONVERSIONS: dict[str, Conversion] = {
 
 
 # --------------------------------------------------------------------------- paths
-
-_SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
-
-
-def parse_path(path: str) -> list[str | int]:
-    """``trajectory.points[0].positions`` -> ``["trajectory", "points", 0, "positions"]``."""
-    if not isinstance(path, str) or not path:
-        raise ValueError("empty field path")
-    parts: list[str | int] = []
-    for segment in path.split("."):
-        match = _SEGMENT.match(segment)
-        if match is None:
-            raise ValueError(f"malformed field path segment {segment!r}")
-        parts.append(match.group(1))
-        parts.extend(int(index) for index in re.findall(r"\[(\d+)\]", match.group(2)))
-    return parts
 
 
 def _join(parts: Sequence[str | int]) -> str:

@@ -2,11 +2,13 @@
 
 config/presets/move_arm_to_pose.yaml and move_arm_to_named.yaml map a few model-facing
 arguments onto ``moveit_msgs/action/MoveGroup``'s goal (about 600 leaf fields) through the
-ordinary binding mechanism. This module adds the one goal builder they need and what the
-safety layer reads from such a goal, all pure Python:
+ordinary binding mechanism. The one goal builder they need,
+``joint_positions_to_constraints`` (a named group state ``{joint: position}`` as the
+``JointConstraint`` list move_group takes: it reads no SRDF names from a goal), is in
+``harness_ros.moveit_contract`` beside the interface names, where the binding's
+conversion and the config's frame check reach it; it is re-exported here. This module
+reads what the safety layer needs from such a goal, all pure Python:
 
-- ``joint_positions_to_constraints``: a named group state ``{joint: position}`` as the
-  ``JointConstraint`` list move_group takes (it reads no SRDF names from a goal);
 - ``built_goal`` and ``arm_targets``: the goal a call would send, as a JSON object, and the
   position targets in it (frame, x, y, z), so the workspace hook checks exactly what
   would leave the harness;
@@ -20,7 +22,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness_ros.tools.binding import CONVERSIONS, BindingError, parse_path
+from harness_ros.errors import BindingError
+from harness_ros.moveit_contract import (
+    GOAL_JOINT_TOLERANCE_RAD,
+    JOINT_CONSTRAINT,
+    MOVE_GROUP,
+    joint_positions_to_constraints,
+    position_constraint_frames,
+)
+from harness_ros.tools.binding import CONVERSIONS
+from harness_ros.validators import parse_path
 
 __all__ = [
     "GOAL_JOINT_TOLERANCE_RAD",
@@ -33,39 +44,6 @@ __all__ = [
     "position_constraint_frames",
     "workspace_problem",
 ]
-
-MOVE_GROUP = "moveit_msgs/action/MoveGroup"
-JOINT_CONSTRAINT = "moveit_msgs/msg/JointConstraint"
-GOAL_JOINT_TOLERANCE_RAD = 1e-4
-"""MoveGroupInterface's default goal_joint_tolerance (moveit_ros_planning_interface)."""
-
-
-def joint_positions_to_constraints(value: Any) -> list[dict[str, Any]]:
-    """``{joint: position}`` (rad, or m for a prismatic joint) -> one ``JointConstraint``
-    per joint, in the mapping's order, as MoveGroupInterface's setJointValueTarget sends."""
-    if not isinstance(value, Mapping) or not value:
-        raise ValueError(f"a named state is a mapping of joint name to position, got {value!r}")
-    constraints = []
-    for joint, position in value.items():
-        if not isinstance(joint, str) or not joint:
-            raise ValueError(f"joint name {joint!r} is not a non-empty string")
-        if (
-            isinstance(position, bool)
-            or not isinstance(position, (int, float))
-            or not math.isfinite(position)
-        ):
-            raise ValueError(f"joint {joint!r}: position {position!r} is not a finite number")
-        constraints.append(
-            {
-                "joint_name": joint,
-                "position": float(position),
-                "tolerance_above": GOAL_JOINT_TOLERANCE_RAD,
-                "tolerance_below": GOAL_JOINT_TOLERANCE_RAD,
-                "weight": 1.0,
-            }
-        )
-    return constraints
-
 
 # --------------------------------------------------------------------------- the goal a call sends
 
@@ -192,25 +170,6 @@ def arm_targets(binding: Any, arguments: Mapping[str, Any]) -> list[ArmTarget]:
                     )
                 )
     return targets
-
-
-def position_constraint_frames(binding: Any) -> set[str] | None:
-    """The constant frames of ``binding``'s position constraints (MoveGroup), or None when
-    a frame is not a constant (an argument picks it)."""
-    frames: set[str] = set()
-    for path, raw in binding.goal.items():
-        parts = parse_path(path)
-        if "position_constraints" not in parts:
-            continue
-        tail = parts[parts.index("position_constraints") + 2 :]
-        constant = raw.get("value") if isinstance(raw, dict) and set(raw) == {"value"} else raw
-        if tail == ["header", "frame_id"]:
-            if isinstance(raw, dict) and set(raw) != {"value"}:
-                return None
-            frames.add(str(constant))
-        elif tail == ["header"] and isinstance(constant, dict):
-            frames.add(str(constant.get("frame_id", "")))
-    return frames
 
 
 # --------------------------------------------------------------------------- the workspace
