@@ -36,7 +36,7 @@ setup(
         "console_scripts": [
             "sim_robot = harness_ros_sim.ros.sim.node:main",
             "gz_manipulation = harness_ros_sim.ros.gz.node:main",
-            "stretch3_physics = harness_ros_sim.physics.node:main",
+            "stretch3_physics = harness_ros_sim.ros.physics_node:main",
         ],
         "harness_ros.plugins": [
             "demo = harness_ros_sim.demo.plugin:register",

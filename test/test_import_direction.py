@@ -94,7 +94,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
 
 SIM_LAYERS: list[tuple[str, frozenset[str]]] = [
     ("package", frozenset({SIM_PACKAGE, "names"})),
-    ("simulated world", frozenset({"sim", "gazebo", "learning_eval"})),
+    ("simulated world", frozenset({"sim", "gazebo", "physics", "learning_eval"})),
     ("simulated robots on ROS", frozenset({"ros"})),
     ("demo", frozenset({"demo"})),
     ("commands", frozenset({"commands"})),

@@ -131,7 +131,7 @@ def physics_robot(ros_env: dict[str, str], tmp_path: Path) -> Iterator[subproces
     pytest.importorskip("harness_sim_msgs", reason="build it first: scripts/build_interfaces.sh .venv")
     pytest.importorskip("nav2_msgs", reason="the test stand-ins: make test-interfaces")
     command = [
-        sys.executable, "-m", "harness_ros_sim.physics.node", "--ros-args",
+        sys.executable, "-m", "harness_ros_sim.ros.physics_node", "--ros-args",
         "-p", "speed:=3.0", "-p", "image_width:=160", "-p", "image_height:=120", "-p", "rate_hz:=2.0",
     ]  # fmt: skip
     process = _start(command, ros_env, tmp_path / "physics.log")
@@ -147,7 +147,7 @@ def test_a_scripted_fetch_on_the_physics_robot(
     from rclpy.node import Node
     from std_msgs.msg import String
 
-    from harness_ros_sim.physics.node import _STATE_QOS
+    from harness_ros_sim.ros.physics_node import _STATE_QOS
 
     started = time.monotonic()
     script = ScriptedFetch()

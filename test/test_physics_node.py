@@ -39,7 +39,7 @@ TOPICS = (
 @pytest.fixture
 def physics_process(ros_env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
     command = [
-        sys.executable, "-m", "harness_ros_sim.physics.node", "--ros-args",
+        sys.executable, "-m", "harness_ros_sim.ros.physics_node", "--ros-args",
         "-p", "speed:=4.0", "-p", "image_width:=160", "-p", "image_height:=120", "-p", "rate_hz:=2.0",
     ]  # fmt: skip
     process = subprocess.Popen(

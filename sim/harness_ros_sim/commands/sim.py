@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.physics is not None:
-        from harness_ros_sim.physics.node import run_physics
+        from harness_ros_sim.ros.physics_node import run_physics
 
         physics: dict[str, Any] = {} if args.rate is None else {"rate_hz": args.rate}
         if args.seed is not None or args.world is not None:

@@ -1,5 +1,7 @@
 """The ``stretch3_physics`` node: Stretch 3 in MuJoCo, on stretch_ros2's names and types.
 
+The ROS side of ``harness_ros_sim.physics`` (the model and the physics, without ROS).
+
 Publishes (as stretch_driver, realsense2_camera and rplidar_ros do on the robot):
     /camera/color/image_raw, /camera/color/camera_info              head D435i (sideways)
     /camera/aligned_depth_to_color/image_raw (16UC1 mm), .../camera_info
@@ -32,7 +34,6 @@ import threading
 import time
 from typing import Any
 
-import mujoco
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
 from geometry_msgs.msg import PoseWithCovarianceStamped, Twist
@@ -49,7 +50,7 @@ from sensor_msgs.msg import CameraInfo, Image, JointState, LaserScan
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
-import harness_ros_sim.physics  # noqa: F401  (MUJOCO_GL before mujoco is imported)
+import harness_ros_sim.physics  # noqa: F401  (MUJOCO_GL before mujoco is imported: see _render_loop)
 from harness_ros.ros.spin import ros_args_only, spin_node_process
 from harness_ros_sim.physics.model import GRIPPER_CAMERA, HEAD_CAMERA
 from harness_ros_sim.physics.sim import JOINT_STATE_NAMES, TRAJECTORY_JOINTS, Outcome, PhysicsSim
@@ -198,6 +199,11 @@ class StretchPhysicsNode(Node):
 
     def _render_loop(self) -> None:
         """The one render thread: its own GL context, frames only when something moved."""
+        # Imported here, not at the top: the module-level import of harness_ros_sim.physics
+        # (sorted after the third-party imports) must set MUJOCO_GL first, or mujoco picks
+        # no offscreen backend and no camera frame is ever rendered.
+        import mujoco
+
         cfg = self.config
         renderer = mujoco.Renderer(self.sim.model, cfg.image_height, cfg.image_width)
         depth_renderer = mujoco.Renderer(self.sim.model, cfg.image_height, cfg.image_width)
