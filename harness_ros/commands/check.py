@@ -192,7 +192,7 @@ def _topic_lines(config: HarnessConfig, views: dict[str, str]) -> list[str]:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from harness_ros.commands.tools import model_tool_definitions
+    from harness_ros.commands.tools import model_tools
     from harness_ros.config import load_config
     from harness_ros.errors import ConfigError, HarnessError
     from harness_ros.model import validate_model_settings
@@ -211,10 +211,10 @@ def run_check(args: argparse.Namespace) -> int:
     plugins = load_plugins(config.plugins)
     check_evaluator_kind(config, plugins.evaluators)
     # Every binding against its interface type, as the node builds its tools.
-    tools = model_tool_definitions(config)
+    registered, tools = model_tools(config)
     from harness_ros.evaluation.evidence import evidence_tool_problem
 
-    evidence_problem = evidence_tool_problem(config.evaluator.evidence, [row["name"] for row in tools])
+    evidence_problem = evidence_tool_problem(config.evaluator.evidence, registered)
     if evidence_problem is not None:  # the node refuses it with this message
         raise ConfigError(evidence_problem)
     memory = summarize_memory(config.memory.dir)
@@ -253,6 +253,9 @@ def run_check(args: argparse.Namespace) -> int:
         lines.append("skills:  none")
     configured = [row["name"] for row in tools if row["origin"] != "built-in"]
     built_in = [row["name"] for row in tools if row["origin"] == "built-in"]
+    offered = {row["name"] for row in tools}
+    # recall_object while WORLD.md is empty: registered (evidence may name it), not offered.
+    built_in += [f"{name} (not offered now)" for name in registered if name not in offered]
     tokens = sum(row["tokens"] for row in tools)
     lines.append(f"tools:   {', '.join(configured) or 'none configured'}")
     lines.append(f"         built in: {', '.join(built_in)}; ~{tokens} tokens of definitions per turn")

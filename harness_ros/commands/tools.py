@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from harness_ros.commands._prompt_size import PromptCount
     from harness_ros.config import HarnessConfig
 
-__all__ = ["model_tool_definitions", "register", "run_tools"]
+__all__ = ["model_tool_definitions", "model_tools", "register", "run_tools"]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,11 +71,37 @@ class _NoOperator:
         raise RuntimeError("definition only: no operator channel")
 
 
+class _WorldOnDisk:
+    """recall_object's memory, for its definition: whether WORLD.md holds an entry now
+    (read only, as the harness decides to offer the tool); it answers nothing."""
+
+    def __init__(self, config: HarnessConfig) -> None:
+        self._config = config
+
+    def has_world(self) -> bool:
+        if not self._config.memory.dir.is_dir():
+            return False
+        from harness_ros.memory import FileMemory
+
+        return FileMemory.from_config(self._config.memory).has_world()
+
+    def recall_object(self, query: str) -> dict[str, Any]:
+        raise RuntimeError("definition only: no world memory")
+
+
 def model_tool_definitions(config: HarnessConfig) -> list[dict[str, Any]]:
     """Per tool, in the order the model sees them: name, origin (``binding``, ``plugin``
     or ``built-in``), tokens, budget (None but for bindings) and the definition. The
     same tools as the harness offers (``Harness``: robot tools, skill tools, operator
-    tools, finish_task). Raises ToolError as start-up would."""
+    tools, recall_object while WORLD.md holds an entry, finish_task). Raises ToolError
+    as start-up would."""
+    return model_tools(config)[1]
+
+
+def model_tools(config: HarnessConfig) -> tuple[list[str], list[dict[str, Any]]]:
+    """The names of every tool the harness registers, offered now or not (what
+    ``evaluator.evidence`` may name, as the harness checks it), and the rows of
+    ``model_tool_definitions``."""
     from harness_ros.operator.tools import operator_tools
     from harness_ros.plugins import load_plugins
     from harness_ros.ros.interfaces import fit_to_installed, tool_spec
@@ -105,6 +131,10 @@ def model_tool_definitions(config: HarnessConfig) -> list[dict[str, Any]]:
     if config.operator.enabled:
         channel: Any = _NoOperator()
         tools.extend(operator_tools(channel, lambda: None, config.operator.answer_timeout_s))
+    if config.memory.world:  # registered as the Harness does; offered while WORLD.md has an entry
+        from harness_ros.harness.recall_object import RecallObjectTool
+
+        tools.append(RecallObjectTool(_WorldOnDisk(config)))
     tools.append(FinishTaskTool())
     registry = ToolRegistry(tools)
     definitions = registry.definitions(_summaries(config, registry.names()))
@@ -120,7 +150,7 @@ def model_tool_definitions(config: HarnessConfig) -> list[dict[str, Any]]:
                 "definition": definition,
             }
         )
-    return rows
+    return registry.names(), rows
 
 
 def _summaries(config: HarnessConfig, names: list[str]) -> dict[str, str]:
