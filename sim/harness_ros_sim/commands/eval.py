@@ -40,6 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "world memory on / off (memory.world; lessons on in both) while someone else moves "
         "objects between tasks (world_eval.json, world_eval.md)",
     )
+    parser.add_argument(
+        "--robot",
+        choices=("sim", "stretch3-physics"),
+        default="sim",
+        help="sim: the kinematic sim (default); stretch3-physics: Stretch 3 in MuJoCo (its one "
+        "fetch; without --model a scripted fetch, not the demo policy; physics_eval.json/md)",
+    )
     _options.add_workdir_option(parser, "eval")
     _options.add_sim_run_options(
         parser,
@@ -63,5 +70,6 @@ def run(args: argparse.Namespace) -> int:
         task_timeout_s=args.task_timeout,
         config=args.config,
         suite=args.suite,
+        robot=args.robot,
     )
     return run_eval(options)

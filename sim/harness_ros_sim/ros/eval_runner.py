@@ -65,9 +65,10 @@ from harness_ros_sim.ros.children import (
     write_stdout,
 )
 
-__all__ = ["SUITES", "EvalClient", "EvalOptions", "default_workdir", "run_eval"]
+__all__ = ["ROBOTS", "SUITES", "EvalClient", "EvalOptions", "default_workdir", "run_eval"]
 
 SUITES = ("learning", "moved-objects")
+ROBOTS = ("sim", "stretch3-physics")
 
 Write = Callable[[str], None]
 
@@ -105,6 +106,9 @@ class EvalOptions:
     suite: str = "learning"
     """``learning`` (memory on / off, ``generate_suite``) or ``moved-objects`` (world memory
     on / off, ``harness_ros_sim.ros.world_eval_runner``)."""
+    robot: str = "sim"
+    """``sim`` (the kinematic sim) or ``stretch3-physics`` (Stretch 3 in MuJoCo, the learning
+    suite's two arms on its one fetch: ``harness_ros_sim.ros.physics_eval_runner``)."""
 
 
 # ---------------------------------------------------------------------- ROS client
@@ -112,7 +116,11 @@ class EvalClient:
     """One node in its own Context, spun in a background thread, for the sim's parameters,
     reset service and ground truth; ``tasks``, the task client, for the harness node."""
 
-    def __init__(self, domain: int) -> None:
+    def __init__(
+        self, domain: int, *, reset_service: str = f"{SIM_NODE}/reset", parameters: bool = True
+    ) -> None:
+        """``reset_service``: the sim's Trigger reset; ``parameters``: whether the sim takes a
+        world, seed and slip probability as ROS parameters (the physics robot has one scene)."""
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
@@ -129,8 +137,8 @@ class EvalClient:
         self._cond = threading.Condition()
         self._state: dict[str, Any] | None = None
         # its ~/set_parameters service: rclpy.parameter_client is absent on Humble
-        self._params = ParameterSetter(self.node, SIM_NODE)
-        self._reset = self.node.create_client(Trigger, f"{SIM_NODE}/reset")
+        self._params = ParameterSetter(self.node, SIM_NODE) if parameters else None
+        self._reset = self.node.create_client(Trigger, reset_service)
         self.node.create_subscription(String, GROUND_TRUTH_TOPIC, self._ground_truth, GROUND_TRUTH_QOS)
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(self.node)
@@ -146,6 +154,8 @@ class EvalClient:
         except json.JSONDecodeError:
             return
         if isinstance(state, dict):
+            # A state without its own wall-clock stamp (the physics robot's) is stamped on receipt.
+            state.setdefault("stamp", time.time())
             with self._cond:
                 self._state = state
                 self._cond.notify_all()
@@ -163,7 +173,8 @@ class EvalClient:
     def sim_ready(self) -> bool:
         with self._cond:
             has_state = self._state is not None
-        return has_state and self._reset.service_is_ready() and self._params.service_is_ready()
+        params_ready = self._params is None or self._params.service_is_ready()
+        return has_state and self._reset.service_is_ready() and params_ready
 
     def wait_sim_ready(self, timeout_s: float, gone: Callable[[], str | None]) -> bool:
         """Wait for the sim's first ground truth and its services; False after ``timeout_s``."""
@@ -213,6 +224,7 @@ class EvalClient:
         from std_srvs.srv import Trigger
 
         asked = time.time()
+        assert self._params is not None, "this sim takes no parameters: use reset_scene"
         parameters = [
             Parameter("world", value=str(world_file)),
             Parameter("seed", value=int(seed)),
@@ -226,6 +238,19 @@ class EvalClient:
         if not answer.success:
             raise HarnessError(f"{SIM_NODE}/reset failed for {str(world_file)!r}: {answer.message}")
         return self.state_after(asked, lambda s: s.get("seed") == seed and not s.get("actions"))
+
+    def reset_scene(self) -> dict[str, Any]:
+        """Reset a sim that has one scene (no parameters) and return its first state after."""
+        from std_srvs.srv import Trigger
+
+        with self._cond:
+            before = float((self._state or {}).get("time", 0.0))
+        asked = time.time()
+        answer = self._wait(self._reset.call_async(Trigger.Request()), f"calling {self._reset.srv_name}")
+        if not answer.success:
+            raise HarnessError(f"{self._reset.srv_name} failed: {answer.message}")
+        # The scene's clock starts again at the reset: a state from before it is not taken.
+        return self.state_after(asked, lambda s: before < 1.0 or float(s.get("time", 0.0)) < before)
 
     # -------------------------------------------------------------- tasks
     def run_task(
@@ -568,7 +593,15 @@ def run_eval(options: EvalOptions, write: Write = write_stdout) -> int:
     """Run the evaluation; 0 when every episode ran (whatever its outcome)."""
     if options.suite not in SUITES:
         raise HarnessError(f"--suite must be one of {', '.join(SUITES)}, got {options.suite!r}")
+    if options.robot not in ROBOTS:
+        raise HarnessError(f"--robot must be one of {', '.join(ROBOTS)}, got {options.robot!r}")
+    if options.robot != "sim" and options.suite != "learning":
+        raise HarnessError(f"--suite {options.suite} runs on the kinematic sim only (--robot sim)")
     with stop_on_terminate():
+        if options.robot == "stretch3-physics":
+            from harness_ros_sim.ros.physics_eval_runner import PhysicsEvalRunner
+
+            return PhysicsEvalRunner(options, write).run()
         if options.suite == "moved-objects":
             from harness_ros_sim.ros.world_eval_runner import WorldEvalRunner
 
