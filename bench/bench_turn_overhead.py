@@ -38,6 +38,7 @@ from typing import Any
 from _common import base_parser, headline, machine_line, median_ms, print_table
 
 from harness_ros.context import ContextBuilder
+from harness_ros.events import DonePayload
 from harness_ros.harness import Harness
 from harness_ros.memory import FileMemory
 from harness_ros.model.contracts import ModelReply, ToolCall
@@ -175,10 +176,13 @@ def p90(samples: list[float]) -> float:
     return sorted(samples)[int(0.9 * len(samples))]
 
 
-def run_task(harness: Harness, model: SerialisingModel, task_id: str) -> tuple[str, float]:
+def run_task(harness: Harness, model: SerialisingModel, task_id: str) -> tuple[DonePayload, float]:
+    """The task's end (its typed ``done`` payload) and when it started."""
     start = time.perf_counter()
     events = list(harness.run("tidy the kitchen", task_id=task_id))
-    return str(events[-1].data["status"]), start
+    end = events[-1].payload
+    assert isinstance(end, DonePayload), f"the task's last event is {events[-1].type.value}, not done"
+    return end, start
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,8 +226,10 @@ def main(argv: list[str] | None = None) -> int:
             model = SerialisingModel(turns, profiler if n >= 1 else None)
             harness = Harness(model=model, tools=tools, memory=memory, skills=skills)
             before = summarizer.calls
-            status, started = run_task(harness, model, f"bench-{n}")
-            assert status == "completed", status
+            end, started = run_task(harness, model, f"bench-{n}")
+            # Why, when it did not complete (an internal error aborts the task): a failed
+            # benchmark names its cause.
+            assert end.status == "completed", f"task {n} ended {end.status}: {end.reason or end.report}"
             start_calls.append(summarizer.calls - before)
             start_ms.append((model.calls[0][0] - started) * 1000)
             gaps = [
