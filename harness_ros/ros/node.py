@@ -340,7 +340,7 @@ class HarnessNode(LifecycleNode):
         )
         from harness_ros.ros.model_view import ModelViewSource
 
-        # What each decision showed the model, on ~/model_view/<view> (no re-encoding).
+        # What each decision showed the model, on ~/model_view/<view>/compressed (no re-encoding).
         observations = self._model_views = ModelViewSource(self, observations)
         robot_state = None
         if config.evaluator.state:
