@@ -299,8 +299,7 @@ class ToolCallRunner:
         if ok:
             return None
         return failure(
-            f"prerequisite call to service {service!r} failed, so {spec.name!r} was not executed: "
-            f"{reason}",
+            f"prerequisite call to service {service!r} failed, so {spec.name!r} was not executed: {reason}",
             prerequisite=service,
         )
 
