@@ -6,7 +6,10 @@ what the physics says, over seeded object offsets; the cameras render headless."
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,6 +49,29 @@ def test_model_has_the_makers_joints_our_actuators_and_cameras(sim: PhysicsSim) 
     }
     assert model.camera(HEAD_CAMERA).id >= 0 and model.camera(GRIPPER_CAMERA).id >= 0
     assert math.isclose(model.opt.timestep, 0.002)
+
+
+def test_the_model_compiles_without_a_mujoco_warning(tmp_path: Path) -> None:
+    # The maker's URDF pins the finger joints (lower = upper = 0): MuJoCo warned that it
+    # ignored the limit, on stderr and in a MUJOCO_LOG.TXT left in the working folder.
+    run = subprocess.run(
+        [sys.executable, "-c", "from harness_ros_sim.physics.model import build_model; build_model()"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "WARNING" not in run.stderr, run.stderr[-2000:]
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+
+
+def test_finger_joints_have_their_range(sim: PhysicsSim) -> None:
+    for side in ("left", "right"):
+        joint = sim.model.joint(f"joint_gripper_finger_{side}")
+        assert bool(sim.model.jnt_limited[joint.id])
+        assert tuple(sim.model.jnt_range[joint.id]) == pytest.approx((-0.6, 0.6))
 
 
 def test_idle_base_does_not_creep_and_a_drive_reaches_its_goal(sim: PhysicsSim) -> None:

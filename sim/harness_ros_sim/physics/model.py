@@ -93,6 +93,10 @@ def stretch_urdf_path() -> Path:
     return Path(stretch_urdf.__file__).parent / "SE3" / URDF_NAME
 
 
+_FINGER_RANGE = 0.6
+"""Each gripper finger joint's range (rad), either way."""
+
+
 def _robot_mjcf() -> ET.Element:
     """The maker's URDF compiled by MuJoCo and written back as MJCF (collision meshes only:
     they are what the physics uses, and 4 k triangles render fast on a CPU)."""
@@ -104,6 +108,16 @@ def _robot_mjcf() -> ET.Element:
         'fusestatic="false" strippath="true"/></mujoco>'
     )
     text = re.sub(r"(<robot[^>]*>)", r"\1" + compiler, text, count=1)
+    # The URDF pins each finger joint (lower = upper = 0: the driver commands the gripper as
+    # one joint). MuJoCo would drop that limit with a warning, written to MUJOCO_LOG.TXT in the
+    # working folder at every start: the fingers get the range _joint_properties gives them.
+    text = re.sub(
+        r'(<joint name="joint_gripper_finger_(?:left|right)" type="revolute">'
+        r'(?:(?!</joint>).)*?<limit [^>]*?)lower="0" upper="0"',
+        rf'\1lower="-{_FINGER_RANGE}" upper="{_FINGER_RANGE}"',
+        text,
+        flags=re.S,
+    )
     # MuJoCo reads no COLLADA: the D435i's .dae shape is replaced by the URDF's own box.
     text = re.sub(r"<visual>(?:(?!</visual>).)*?\.dae\"/>.*?</visual>", "", text, flags=re.S)
     text = re.sub(r"<collision>(?:(?!</collision>).)*?\.dae\"/>.*?</collision>", "", text, flags=re.S)
@@ -244,7 +258,7 @@ def _joint_properties(base: ET.Element) -> None:
             joint.set("frictionloss", "0.1")
             joint.set("armature", "0.05")
         elif name in ("joint_gripper_finger_left", "joint_gripper_finger_right"):
-            joint.set("range", "-0.6 0.6")
+            joint.set("range", f"-{_FINGER_RANGE} {_FINGER_RANGE}")
             joint.set("limited", "true")
             joint.set("damping", "0.05")
         elif name.startswith("joint_arm") or name == "joint_lift":
