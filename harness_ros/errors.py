@@ -21,10 +21,14 @@ caller can catch the package's errors apart from bugs; none derives from ``Value
      ├── LocalModelError         the local model or its runtime not installed or not checking out
      ├── ClientMessageError      a client message (instruction, revise, cancel, approval) refused
      ├── FrameDecodeError        a sensor message that cannot be turned into an image
-     └── AmbiguousPublisherError more than one endpoint claiming to be the harness node
+     ├── AmbiguousPublisherError more than one endpoint claiming to be the harness node
+     ├── YamlTooLarge            a YAML document whose aliases expand past the budget (a yaml.YAMLError too)
+     └── ConsoleRefusal          a write the operator console refuses (reason and HTTP status)
 """
 
 from __future__ import annotations
+
+import yaml
 
 __all__ = [
     "AmbiguousPublisherError",
@@ -32,6 +36,7 @@ __all__ = [
     "BindingError",
     "ClientMessageError",
     "ConfigError",
+    "ConsoleRefusal",
     "FieldError",
     "FrameDecodeError",
     "HarnessError",
@@ -45,6 +50,7 @@ __all__ = [
     "TaskRejectedError",
     "ToolError",
     "TrajectoryFormatError",
+    "YamlTooLarge",
 ]
 
 
@@ -118,3 +124,17 @@ class FrameDecodeError(HarnessError):
 
 class AmbiguousPublisherError(HarnessError):
     """More than one endpoint on the topic claims to be the harness node."""
+
+
+class YamlTooLarge(HarnessError, yaml.YAMLError):  # noqa: N818  the name callers import since 2ba9a90
+    """A YAML document whose aliases expand past ``yaml_safe.MAX_NODES``, or refer to
+    themselves. A ``yaml.YAMLError`` too, so each caller's handler of bad YAML names its file."""
+
+
+class ConsoleRefusal(HarnessError):  # noqa: N818  a refusal the page shows, not a program error
+    """A write the operator console refuses, with the reason and the HTTP status to answer with."""
+
+    def __init__(self, reason: str, status: int = 409) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status

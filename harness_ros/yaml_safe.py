@@ -19,14 +19,12 @@ from typing import Any
 
 import yaml
 
+from harness_ros.errors import YamlTooLarge  # defined in the error tree; imported from here too
+
 __all__ = ["MAX_NODES", "YamlTooLarge", "safe_load"]
 
 MAX_NODES = 100_000
 """Most nodes (scalars, lists, mappings) a document may stand for, aliases expanded."""
-
-
-class YamlTooLarge(yaml.YAMLError):
-    """A document whose aliases expand past ``MAX_NODES``, or refer to themselves."""
 
 
 def _expanded_size(root: yaml.Node, limit: int) -> int:

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from harness_ros.errors import ConsoleRefusal  # defined in the error tree; imported from here too
+
 __all__ = [
     "MAX_EVENTS",
     "MAX_TASKS",
@@ -52,15 +54,6 @@ MAX_TEXT_CHARS = 2000
 
 Update = dict[str, Any]
 Subscriber = Callable[[Update], None]
-
-
-class ConsoleRefusal(Exception):  # noqa: N818  a refusal the page shows, not a program error
-    """A write the console refuses, with the reason and the HTTP status to answer with."""
-
-    def __init__(self, reason: str, status: int = 409) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.status = status
 
 
 def new_token() -> str:
