@@ -57,8 +57,12 @@ OPTIONAL_IMPORTS = {
     "installs it, never the base install or rosdep (imported only when a local model is served)",
     "jinja2": "only test/test_local_model.py renders the served chat template with it; litellm "
     "depends on it, and it is there whenever the local model is",
+    "mujoco": "the physics robot's simulator (harness_ros_sim.physics, imported only when the physics "
+    "robot runs: harness-ros sim --physics, stretch3_physics); docs/physics-sim.md installs it",
+    "stretch_urdf": "the physics robot's model (hello-robot-stretch-urdf), imported with mujoco",
 }
-"""Modules of the optional local-model extra, with why no rosdep key or pip line declares them."""
+"""Modules of optional extras (the local model, the physics robot), with why no rosdep key or
+pip line declares them."""
 
 TEST_DEPS_WITHOUT_IMPORT = {"python3-pytest-timeout": "pyproject.toml sets the pytest `timeout` option"}
 
