@@ -58,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness_ros_sim.ros.eval_runner import EvalOptions, default_workdir, run_eval
+    from harness_ros_sim.ros.eval_runner import EvalOptions, default_workdir
+    from harness_ros_sim.ros.eval_suites import run_suite
 
     options = EvalOptions(
         workdir=args.workdir if args.workdir is not None else default_workdir(),
@@ -72,4 +73,4 @@ def run(args: argparse.Namespace) -> int:
         suite=args.suite,
         robot=args.robot,
     )
-    return run_eval(options)
+    return run_suite(options)

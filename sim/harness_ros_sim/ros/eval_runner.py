@@ -65,7 +65,7 @@ from harness_ros_sim.ros.children import (
     write_stdout,
 )
 
-__all__ = ["ROBOTS", "SUITES", "EvalClient", "EvalOptions", "default_workdir", "run_eval"]
+__all__ = ["ROBOTS", "SUITES", "EvalClient", "EvalOptions", "EvalRunner", "default_workdir", "run_eval"]
 
 SUITES = ("learning", "moved-objects")
 ROBOTS = ("sim", "stretch3-physics")
@@ -591,19 +591,5 @@ class EvalRunner:
 
 def run_eval(options: EvalOptions, write: Write = write_stdout) -> int:
     """Run the evaluation; 0 when every episode ran (whatever its outcome)."""
-    if options.suite not in SUITES:
-        raise HarnessError(f"--suite must be one of {', '.join(SUITES)}, got {options.suite!r}")
-    if options.robot not in ROBOTS:
-        raise HarnessError(f"--robot must be one of {', '.join(ROBOTS)}, got {options.robot!r}")
-    if options.robot != "sim" and options.suite != "learning":
-        raise HarnessError(f"--suite {options.suite} runs on the kinematic sim only (--robot sim)")
     with stop_on_terminate():
-        if options.robot == "stretch3-physics":
-            from harness_ros_sim.ros.physics_eval_runner import PhysicsEvalRunner
-
-            return PhysicsEvalRunner(options, write).run()
-        if options.suite == "moved-objects":
-            from harness_ros_sim.ros.world_eval_runner import WorldEvalRunner
-
-            return WorldEvalRunner(options, write).run()
         return EvalRunner(options, write).run()
