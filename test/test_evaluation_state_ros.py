@@ -64,13 +64,15 @@ def robot(ros_context: Any) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
 
     config = load_config(REPO / "config" / "robot_nav2.yaml")
     node = Node("evidence_test", context=ros_context)
-    state = RosRobotState(node, config.evaluator.state)
-    tools = {tool.spec.name: tool for tool in build_ros_tools(node, config.tools)}
     executor = MultiThreadedExecutor(context=ros_context)
-    executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
+    # Everything after the node is inside the try: a setup that fails must not leave the
+    # node on the graph for the next test (test_graph_check_hints saw it).
     try:
+        state = RosRobotState(node, config.evaluator.state)
+        tools = {tool.spec.name: tool for tool in build_ros_tools(node, config.tools)}
+        executor.add_node(node)
+        spinner = threading.Thread(target=executor.spin, daemon=True)
+        spinner.start()
         yield config, state, tools
     finally:
         executor.shutdown()
