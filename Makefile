@@ -73,7 +73,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check harness_ros sim test launch bench scripts setup.py
 	$(BIN)/ruff format --check harness_ros sim test launch bench scripts setup.py
 
-# mypy --strict on the core (what and how: [tool.mypy] in pyproject.toml).
+# mypy --strict on harness_ros (ros/ and commands/ too) and the sim's core (what and how: [tool.mypy] in pyproject.toml).
 typecheck: $(STAMP)
 	$(BIN)/mypy
 

@@ -29,13 +29,16 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness_ros.console.contracts import ConsoleRefusal, ConsoleState
 from harness_ros.errors import AmbiguousPublisherError
 from harness_ros.ros.publisher_trust import NodePublisher, Verdict
 from harness_ros.ros.task_client import ANSWER_WAIT_S, SEND_ATTEMPTS
 from harness_ros.task_api import cancel_message, instruction_message
+
+if TYPE_CHECKING:
+    from rclpy.node import Node
 
 __all__ = ["ConsoleRosClient"]
 
@@ -60,7 +63,7 @@ class _TrustedTopic:
     """Messages on one topic, passed on only once judged the harness node's own."""
 
     def __init__(
-        self, node: Any, topic: str, harness_node: str, state: ConsoleState, take: Callable[[Any], None]
+        self, node: Node, topic: str, harness_node: str, state: ConsoleState, take: Callable[[Any], None]
     ) -> None:
         self._node, self._topic, self._harness = node, topic, harness_node
         self._state = state

@@ -19,12 +19,16 @@ QoS: reliable, transient local, depth 1: a viewer that joins late gets the lates
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from harness_ros.context.observation import observation_images
 from harness_ros.observation.contracts import Clearance, FirstFrameSource, Observation, ObservationSource
+
+if TYPE_CHECKING:
+    from rclpy.node import Node
+    from rclpy.publisher import Publisher
 
 __all__ = ["MODEL_VIEW_QOS", "TRANSPORT", "ModelViewSource", "model_view_topic"]
 
@@ -48,10 +52,10 @@ MODEL_VIEW_QOS = QoSProfile(
 class ModelViewSource:
     """An ObservationSource that publishes each decision's images on ``~/model_view/<name>/compressed``."""
 
-    def __init__(self, node: Any, source: ObservationSource) -> None:
+    def __init__(self, node: Node, source: ObservationSource) -> None:
         self._node = node
         self._source = source
-        self._publishers: dict[str, Any] = {}
+        self._publishers: dict[str, Publisher[Any]] = {}  # of sensor_msgs/CompressedImage (no stubs)
         self._lock = threading.Lock()
         self.enabled = True
 

@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -62,6 +62,22 @@ from harness_ros.task_api import (
     parse_instruction,
     parse_revision,
 )
+
+if TYPE_CHECKING:  # what configure builds (imported there, lazily)
+    from rclpy.timer import Timer
+
+    from harness_ros.evaluation.contracts import EvaluatorProtocol
+    from harness_ros.harness import Harness
+    from harness_ros.local_model.server import LocalServer
+    from harness_ros.observation.contracts import ObservationSource
+    from harness_ros.plugins import PluginRegistry
+    from harness_ros.ros.approval import RosApprovalProvider
+    from harness_ros.ros.bag.recorder import BagRecorder
+    from harness_ros.ros.model_view import ModelViewSource
+    from harness_ros.ros.observations import RosObservationSource
+    from harness_ros.ros.operator import RosOperatorChannel
+    from harness_ros.ros.sensor_executor import SensorNode
+    from harness_ros.tools.contracts import Tool
 
 __all__ = ["EVENTS_QOS", "HarnessNode", "main", "parse_instruction"]
 
@@ -124,12 +140,12 @@ class HarnessNode(LifecycleNode):
         self.configure_error: str | None = None
         self.no_model_reason: str | None = None
         """Set when no model is configured: the node runs (sensors, tools) but refuses tasks."""
-        self._harness: Any = None
-        self._observations: Any = None
-        self._sensor_node: Any = None
-        self._silent_check: Any = None
-        self._tools: list[Any] = []
-        self._recorder: Any = None
+        self._harness: Harness | None = None
+        self._observations: RosObservationSource | None = None
+        self._sensor_node: SensorNode | None = None
+        self._silent_check: Timer | None = None
+        self._tools: list[Tool] = []
+        self._recorder: BagRecorder | None = None
         self._worker: threading.Thread | None = None
         self._done_task_id: str | None = None
         """The task whose ``done`` event went out (its worker may still be unwinding)."""
@@ -137,9 +153,11 @@ class HarnessNode(LifecycleNode):
         self._lock = threading.Lock()
         self.event_listeners: list[EventListener] = []
         self._limits = MessageLimits()
-        self._operator: Any = None
-        self._approval: Any = None
-        self._local_server: Any = None
+        self._operator: RosOperatorChannel | None = None
+        self._approval: RosApprovalProvider | None = None
+        self._model_views: ModelViewSource | None = None
+        """Publishes what each decision showed the model (``~/model_view/<view>/compressed``)."""
+        self._local_server: LocalServer | None = None
         """The llama.cpp server child of a ``local/...`` model, from configure to cleanup/shutdown."""
         self._harness_model_env: str | None = os.environ.get("HARNESS_MODEL")
         self._current_task_id: str | None = None
@@ -164,7 +182,7 @@ class HarnessNode(LifecycleNode):
         # Every key of the config model is declared, so a params file alone configures the
         # node; all but the run-time allowlist are read-only: set at start-up, never at run
         # time (any participant on the domain can call ~/set_parameters).
-        path_param = self.declare_parameter(
+        path_param: str = self.declare_parameter(
             "config_file",
             str(self._config_path_arg or ""),
             ParameterDescriptor(
@@ -333,7 +351,7 @@ class HarnessNode(LifecycleNode):
             from harness_ros.ros.operator import RosOperatorChannel
 
             operator = self._operator = RosOperatorChannel(self, limits=self._limits)
-        observations = (
+        observations: ObservationSource = (
             ObservationWithExtras(self._observations, plugins.observation_extras)
             if plugins.observation_extras
             else self._observations
@@ -368,9 +386,9 @@ class HarnessNode(LifecycleNode):
         from harness_ros.model.contracts import profile_of
 
         # Which coaching the model gets, and why (model.profile), said once where the model is.
-        profile = profile_of(model).describe() if model is not None else "model profile: none"
+        coaching = profile_of(model).describe() if model is not None else "model profile: none"
         self.get_logger().info(
-            f"configured: model {config.effective_model() or 'none'!r} ({profile}), views [{views_text}], "
+            f"configured: model {config.effective_model() or 'none'!r} ({coaching}), views [{views_text}], "
             f"{len(self._tools)} robot tools, plugins [{', '.join(used_plugins) or 'none'}], "
             f"run folders in {config.harness.runs_dir}, memory in {config.memory.dir}"
         )
@@ -483,7 +501,7 @@ class HarnessNode(LifecycleNode):
         if self.no_model_reason is not None:
             self.get_logger().warning(f"{self.no_model_reason}; tasks are refused until then")
 
-    def _build_evaluator(self, config: HarnessConfig, plugins: Any) -> Any:
+    def _build_evaluator(self, config: HarnessConfig, plugins: PluginRegistry) -> EvaluatorProtocol | None:
         kind = config.evaluator.kind
         if kind == "none":
             return None
@@ -502,7 +520,9 @@ class HarnessNode(LifecycleNode):
         factory = plugins.evaluators[kind]
         from harness_ros.plugins import EvaluatorContext
 
-        return factory(EvaluatorContext(config=config, node=self))
+        # a plugin's factory (PluginRegistry types what it returns as Any)
+        evaluator: EvaluatorProtocol = factory(EvaluatorContext(config=config, node=self))
+        return evaluator
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         self._instruction_sub = self.create_subscription(
@@ -559,7 +579,7 @@ class HarnessNode(LifecycleNode):
             if destroy is not None:
                 destroy()
         self._tools = []
-        if getattr(self, "_model_views", None) is not None:
+        if self._model_views is not None:
             self._model_views.destroy()
             self._model_views = None
         if self._observations is not None:
@@ -664,6 +684,8 @@ class HarnessNode(LifecycleNode):
         status = ""
         harness = self._harness
         try:
+            if harness is None:  # released (cleanup, shutdown) while this worker waited
+                raise TaskRejectedError("the harness node is not active")
             events = harness.run(instruction, task_id=task_id, session_id=session_id, new_session=new_session)
             for event in events:
                 if event.type is EventType.DONE:
@@ -679,7 +701,8 @@ class HarnessNode(LifecycleNode):
         except Exception as err:  # noqa: BLE001  a harness bug must not take the node down
             self.get_logger().error(f"task {task_id} crashed: {type(err).__name__}: {err}")
             # Stop whatever the task was doing on the robot before reporting.
-            harness.cancel(f"internal error: {err}")
+            if harness is not None:
+                harness.cancel(f"internal error: {err}")
             if not status:
                 status = "failed"
                 self.publish_event(
