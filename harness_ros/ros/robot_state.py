@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
+from rclpy.callback_groups import CallbackGroup
 from rclpy.exceptions import NameValidationException
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 from sensor_msgs.msg import JointState
 
 from harness_ros.config import StateSourceConfig
@@ -50,13 +52,17 @@ class RosRobotState:
     """``RobotStateSource`` over ROS subscriptions, one per configured source."""
 
     def __init__(
-        self, node: Node, sources: Mapping[str, StateSourceConfig], *, callback_group: Any = None
+        self,
+        node: Node,
+        sources: Mapping[str, StateSourceConfig],
+        *,
+        callback_group: CallbackGroup | None = None,
     ) -> None:
         self._node = node
         self._sources = dict(sources)
         self._lock = threading.Lock()
         self._latest: dict[str, _Latest] = {}
-        self._subscriptions: list[Any] = []
+        self._subscriptions: list[Subscription[Any]] = []  # of generated message classes (no stubs)
         for name, source in self._sources.items():
             key = f"evaluator.state.{name}.topic"
             latest = _Latest(source.topic)
@@ -77,7 +83,7 @@ class RosRobotState:
     def _now(self) -> float:
         return self._node.get_clock().now().nanoseconds * 1e-9
 
-    def _storer(self, latest: _Latest) -> Any:
+    def _storer(self, latest: _Latest) -> Callable[[Any], None]:
         def store(msg: Any) -> None:
             stamp = float(msg.header.stamp.sec) + float(msg.header.stamp.nanosec) * 1e-9
             with self._lock:
