@@ -44,7 +44,11 @@
 # and the distribution's nav2_msgs and control_msgs: the stand-ins are test data only
 # (COLCON_IGNORE, below test/, never found by colcon or rosdep).
 #
-# Idempotent: a second run with unchanged sources re-runs nothing but a quick check.
+# Idempotent: a second run with unchanged inputs re-runs nothing but a quick check. The
+# stand-ins are built for Python only (scripts/interfaces_python_only.cmake). Each package
+# built is kept in ~/.cache/harness_ros/interfaces/<key>.tar and restored from there when
+# its key (build_package) comes back; HARNESS_INTERFACE_CACHE=0 turns that off
+# (test/interfaces/README.md).
 set -euo pipefail
 
 die() {
@@ -125,8 +129,66 @@ JOBS="$(nproc 2>/dev/null || echo 2)"
 
 PY_SITE="lib/python$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')/site-packages"
 
+# Which generators a package gets: all (harness_sim_msgs, --interfaces) or, for the test
+# stand-ins, only what a Python process uses (scripts/interfaces_python_only.cmake).
+GENERATORS=all
+PYTHON_ONLY_CMAKE="$REPO_ROOT/scripts/interfaces_python_only.cmake"
+
+# Everything outside a package's own sources that decides what its build installs: this
+# script and the CMake it passes, the paths built in and against (they are written into
+# the installed files), the toolchain and the version of every distribution pip installed (the
+# ros-* wheels, numpy...). Part of every package's key (below).
+RECIPE_KEY="$(
+    {
+        echo "recipe 1"
+        sha256sum "${BASH_SOURCE[0]}" "$PYTHON_ONLY_CMAKE" | cut -d' ' -f1
+        echo "venv $VENV"
+        "$PYTHON" -c 'import sys; print(sys.version)'
+        cmake --version | head -n1
+        "$CC_BIN" --version 2>&1 | head -n1
+        "$CXX_BIN" --version 2>&1 | head -n1
+        # Every distribution pip installed (the ros-* wheels, numpy...), editables aside: the
+        # packages this script installs are not pip's.
+        "$PYTHON" - <<'EOF'
+import importlib.metadata as metadata
+import json
+
+found = set()
+for dist in metadata.distributions():
+    url = json.loads(dist.read_text("direct_url.json") or "{}")
+    if dist.read_text("INSTALLER") and not url.get("dir_info", {}).get("editable"):
+        found.add(f"{dist.metadata['Name']}=={dist.version}")
+print("\n".join(sorted(found)))
+EOF
+    } | sha256sum | cut -d' ' -f1
+)"
+
+# The interface cache: a package's install tree, by key, so a new venv (make clean, a
+# second clone at the same path) restores it instead of rebuilding. HARNESS_INTERFACE_CACHE=0
+# turns it off; HARNESS_INTERFACE_CACHE_DIR moves it.
+CACHE_DIR=""
+if [ "${HARNESS_INTERFACE_CACHE:-1}" != 0 ]; then
+    CACHE_DIR="${HARNESS_INTERFACE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/harness_ros/interfaces}"
+fi
+
+# remove_installed PREFIX PACKAGE: take out what this script installed for PACKAGE before,
+# so a rebuild or a restore leaves no file of an older recipe behind.
+remove_installed() {
+    local PREFIX="$1" PACKAGE="$2" FILE
+    [ -f "$PREFIX/share/$PACKAGE/.harness_ros-source-hash" ] || return 0
+    if [ -f "$PREFIX/share/$PACKAGE/.harness_ros-installed-files" ]; then
+        while IFS= read -r FILE; do
+            [ -z "$FILE" ] || rm -f "$PREFIX/$FILE"
+        done <"$PREFIX/share/$PACKAGE/.harness_ros-installed-files"
+    else
+        # Installed by an older version of this script: the files a rosidl package installs.
+        rm -f "$PREFIX/lib/lib${PACKAGE}__rosidl_"*.so
+    fi
+    rm -rf "${PREFIX:?}/share/$PACKAGE" "${PREFIX:?}/include/$PACKAGE" "${PREFIX:?}/$PY_SITE/$PACKAGE"
+}
+
 # build_package SOURCE_DIR PACKAGE CHECK [PREFIX [BUILD_DIR]]: build one package into
-# PREFIX (default: the venv) unless its sources are unchanged.
+# PREFIX (default: the venv) unless its key is unchanged, or restore it from the cache.
 build_package() {
     local SOURCE_DIR="$1" PACKAGE="$2" CHECK="$3" PREFIX="${4:-$VENV}"
     # Not build/$PACKAGE: that is where colcon would keep its own cache for the package.
@@ -140,33 +202,57 @@ build_package() {
     fi
     [ -f "$SOURCE_DIR/CMakeLists.txt" ] || die "no interface package at ${SOURCE_DIR@Q}"
 
-    # Hash of everything that decides the build output, to skip work on a re-run.
-    local SOURCE_HASH STAMP
-    SOURCE_HASH="$(
-        cd "$SOURCE_DIR" &&
-            find . -type f -not -path './build/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum |
-            sha256sum | cut -d' ' -f1
+    # The key: a hash of everything that decides the build output, to skip work on a
+    # re-run and to name the package's cache entry. The package's files; the stand-ins'
+    # shared CMake file (two folders up); the generators; the recipe (above); and the keys
+    # of the packages this script built that it finds (its find_package() names).
+    local KEY STAMP DEP
+    KEY="$(
+        {
+            echo "package $PACKAGE into $PREFIX, generators $GENERATORS, recipe $RECIPE_KEY"
+            cd "$SOURCE_DIR" &&
+                find . -type f -not -path './build/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+            [ "$SOURCE_DIR" = "$REPO_ROOT/interfaces/$PACKAGE" ] || cat "$REPO_ROOT"/test/interfaces/*.cmake
+            for DEP in $(sed -n 's/^[[:space:]]*find_package(\([A-Za-z0-9_]*\).*/\1/p' CMakeLists.txt | LC_ALL=C sort -u); do
+                [ ! -f "$VENV/share/$DEP/.harness_ros-source-hash" ] ||
+                    echo "dependency $DEP $(cat "$VENV/share/$DEP/.harness_ros-source-hash")"
+            done
+        } | sha256sum | cut -d' ' -f1
     )"
-    # The stand-ins include a shared CMake file two folders up.
-    if [ "$SOURCE_DIR" != "$REPO_ROOT/interfaces/$PACKAGE" ]; then
-        SOURCE_HASH="$(
-            { echo "$SOURCE_HASH"; cat "$REPO_ROOT"/test/interfaces/*.cmake; } | sha256sum | cut -d' ' -f1
-        )"
-    fi
     STAMP="$PREFIX/share/$PACKAGE/.harness_ros-source-hash"
-    if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$SOURCE_HASH" ] &&
+    if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] &&
         "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" >/dev/null 2>&1; then
         echo "$PACKAGE is up to date in $PREFIX"
         return 0
     fi
 
+    local started=$SECONDS
+    local ENTRY="${CACHE_DIR:+$CACHE_DIR/$KEY.tar}"
+    if [ -n "$ENTRY" ] && [ -f "$ENTRY" ]; then
+        remove_installed "$PREFIX" "$PACKAGE"
+        mkdir -p "$PREFIX"
+        if tar -xf "$ENTRY" -C "$PREFIX" && "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" >/dev/null 2>&1; then
+            echo "$KEY" >"$STAMP"
+            echo "restored $PACKAGE into $PREFIX from the interface cache ($ENTRY) in $((SECONDS - started)) s"
+            return 0
+        fi
+        echo "warning: the cached $PACKAGE ($ENTRY) does not import: removing it and building" >&2
+        rm -f "$ENTRY"
+    fi
+
     # Fix 2: everything is found in, and installed into, the venv prefix. The venv's bin
     # comes first on PATH so the rosidl generators run with the venv's Python.
     echo "building $PACKAGE into $PREFIX (build dir $BUILD_DIR)"
-    local started=$SECONDS
+    local CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release)
+    if [ "$GENERATORS" = python ]; then
+        # Test data: no optimisation (a fifth of the compile time) and no C++.
+        CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_PROJECT_INCLUDE=$PYTHON_ONLY_CMAKE")
+    fi
+    # A fresh build dir: the cache's configure options follow the recipe.
+    rm -rf "$BUILD_DIR"
     mkdir -p "$BUILD_DIR" "$PREFIX"
     cmake -S "$SOURCE_DIR" -B "$BUILD_DIR" \
-        -DCMAKE_BUILD_TYPE=Release \
+        "${CMAKE_ARGS[@]}" \
         -DCMAKE_PREFIX_PATH="$VENV" \
         -DCMAKE_INSTALL_PREFIX="$PREFIX" \
         -DPython3_EXECUTABLE="$PYTHON" \
@@ -183,6 +269,7 @@ build_package() {
             tail -n 40 "$BUILD_DIR.build.log" >&2
             die "building $PACKAGE failed (full log: $BUILD_DIR.build.log)"
         }
+    remove_installed "$PREFIX" "$PACKAGE"
     cmake --install "$BUILD_DIR" >"$BUILD_DIR.install.log" 2>&1 ||
         {
             tail -n 40 "$BUILD_DIR.install.log" >&2
@@ -190,7 +277,20 @@ build_package() {
         }
 
     "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" || die "$PACKAGE was built but does not import from $PREFIX"
-    echo "$SOURCE_HASH" >"$STAMP"
+    # What was installed, relative to the prefix: for remove_installed and the cache entry.
+    local FILES="$PREFIX/share/$PACKAGE/.harness_ros-installed-files"
+    { cat "$BUILD_DIR/install_manifest.txt" && echo && echo "share/$PACKAGE/.harness_ros-installed-files"; } |
+        sed -e "s|^$PREFIX/||" -e '/^$/d' >"$FILES"
+    if [ -n "$ENTRY" ]; then
+        mkdir -p "$CACHE_DIR"
+        if tar -cf "$ENTRY.$$.tmp" -C "$PREFIX" -T "$FILES" 2>/dev/null; then
+            mv -f "$ENTRY.$$.tmp" "$ENTRY"
+        else
+            rm -f "$ENTRY.$$.tmp"
+            echo "warning: could not store $PACKAGE in the interface cache $CACHE_DIR" >&2
+        fi
+    fi
+    echo "$KEY" >"$STAMP"
     echo "built $PACKAGE in $((SECONDS - started)) s"
 }
 
@@ -280,6 +380,9 @@ for DIR in "${INTERFACE_DIRS[@]}"; do
 done
 
 [ "$STAND_INS" = 1 ] || exit 0
+
+# Test data, read by Python processes only: no C++ (scripts/interfaces_python_only.cmake).
+GENERATORS=python
 
 NAV2_CHECK="from nav2_msgs.action import NavigateToPose, DriveOnHeading, BackUp, Spin"
 CONTROL_CHECK="from control_msgs.action import FollowJointTrajectory, GripperCommand, ParallelGripperCommand"
