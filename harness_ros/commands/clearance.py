@@ -88,6 +88,7 @@ def run_clearance(args: argparse.Namespace) -> int:
     from harness_ros.config import load_config
     from harness_ros.errors import ConfigError, HarnessError
     from harness_ros.observation.geometry import Footprint
+    from harness_ros.ros.compat import ros_init
     from harness_ros.ros.observations import RosObservationSource
 
     config = load_config(args.config)
@@ -99,7 +100,7 @@ def run_clearance(args: argparse.Namespace) -> int:
         raise HarnessError("--timeout and --period must be positive")
     # only the clearance topics: no camera or depth subscriptions
     observations = config.observations.model_copy(update={"views": {}, "depth": None})
-    with rclpy.init(args=["harness_clearance", *(getattr(args, "ros_args", None) or [])]):
+    with ros_init(args=["harness_clearance", *(getattr(args, "ros_args", None) or [])]):
         node = rclpy.create_node("harness_clearance")
         executor = SingleThreadedExecutor()
         executor.add_node(node)

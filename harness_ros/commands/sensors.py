@@ -318,7 +318,9 @@ def run_sensors(args: argparse.Namespace) -> int:
         raise HarnessError(
             f"{args.config}: no sensor topic configured (observations.views, depth, clearance)"
         )
-    with rclpy.init(args=["harness_sensors", *(getattr(args, "ros_args", None) or [])]):
+    from harness_ros.ros.compat import ros_init  # `with rclpy.init` needs Kilted
+
+    with ros_init(args=["harness_sensors", *(getattr(args, "ros_args", None) or [])]):
         node: Node = rclpy.create_node("harness_sensors")
         executor = SingleThreadedExecutor()
         executor.add_node(node)
