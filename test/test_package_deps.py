@@ -60,6 +60,8 @@ OPTIONAL_IMPORTS = {
     "mujoco": "the physics robot's simulator (harness_ros_sim.physics, imported only when the physics "
     "robot runs: harness-ros sim --physics, stretch3_physics); docs/physics-sim.md installs it",
     "stretch_urdf": "the physics robot's model (hello-robot-stretch-urdf), imported with mujoco",
+    "mypy": "the type checker of `make typecheck` (requirements.txt), a development tool: only "
+    "test/test_typecheck_scope.py imports it, and skips where it is not installed (a colcon test run)",
 }
 """Modules of optional extras (the local model, the physics robot), with why no rosdep key or
 pip line declares them."""
