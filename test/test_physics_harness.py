@@ -147,7 +147,7 @@ def test_a_scripted_fetch_on_the_physics_robot(
     from rclpy.node import Node
     from std_msgs.msg import String
 
-    from harness_ros_sim.ros.physics_node import _STATE_QOS
+    from harness_ros_sim.ros.node_support import STATE_QOS
 
     started = time.monotonic()
     script = ScriptedFetch()
@@ -212,7 +212,7 @@ def test_a_scripted_fetch_on_the_physics_robot(
     node = Node("physics_harness_check", context=ros_context)
     truth: list[dict[str, Any]] = []
     node.create_subscription(
-        String, "/sim/ground_truth", lambda m: truth.append(json.loads(m.data)), _STATE_QOS
+        String, "/sim/ground_truth", lambda m: truth.append(json.loads(m.data)), STATE_QOS
     )
     executor = SingleThreadedExecutor(context=ros_context)
     executor.add_node(node)

@@ -11,12 +11,30 @@ from pydantic import BaseModel, ValidationError
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from harness_ros.errors import ConfigError
 
-__all__ = ["accepting_action_server", "declare_parameters", "parameter_problems"]
+__all__ = ["SENSOR_QOS", "STATE_QOS", "accepting_action_server", "declare_parameters", "parameter_problems"]
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
+
+SENSOR_QOS = QoSProfile(
+    reliability=ReliabilityPolicy.RELIABLE,
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    durability=DurabilityPolicy.VOLATILE,
+)
+"""Camera, depth and scan topics: reliable, keep-last 1 (matches best-effort and reliable
+subscribers alike)."""
+
+STATE_QOS = QoSProfile(
+    reliability=ReliabilityPolicy.RELIABLE,
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+"""The sims' ground-truth QoS: late joiners get the latest state."""
 
 
 def parameter_problems(err: ValidationError) -> str:

@@ -45,7 +45,6 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, JointState, LaserScan
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
@@ -54,7 +53,12 @@ import harness_ros_sim.physics  # noqa: F401  (MUJOCO_GL before mujoco is import
 from harness_ros.ros.spin import ros_args_only, spin_node_process
 from harness_ros_sim.physics.model import GRIPPER_CAMERA, HEAD_CAMERA
 from harness_ros_sim.physics.sim import JOINT_STATE_NAMES, TRAJECTORY_JOINTS, Outcome, PhysicsSim
-from harness_ros_sim.ros.node_support import accepting_action_server, declare_parameters
+from harness_ros_sim.ros.node_support import (
+    SENSOR_QOS,
+    STATE_QOS,
+    accepting_action_server,
+    declare_parameters,
+)
 
 __all__ = ["PhysicsNodeConfig", "StretchPhysicsNode", "main", "run_physics"]
 
@@ -89,18 +93,6 @@ _DESCRIPTIONS = {
     "speed": "Simulated seconds per wall-clock second (1: real time; 0: as fast as the CPU goes).",
     "state_hz": "Rate of /joint_states, /odom and /sim/ground_truth.",
 }
-_SENSOR_QOS = QoSProfile(
-    reliability=ReliabilityPolicy.RELIABLE,
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    durability=DurabilityPolicy.VOLATILE,
-)
-_STATE_QOS = QoSProfile(
-    reliability=ReliabilityPolicy.RELIABLE,
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
 
 
 class StretchPhysicsNode(Node):
@@ -114,22 +106,22 @@ class StretchPhysicsNode(Node):
         self.frames_rendered = 0
         self._pubs: dict[str, Any] = {}
         for name, _cam, topic, prefix, _frame, _fovy in CAMERAS:
-            self._pubs[f"{name}/rgb"] = self.create_publisher(Image, topic, _SENSOR_QOS)
+            self._pubs[f"{name}/rgb"] = self.create_publisher(Image, topic, SENSOR_QOS)
             self._pubs[f"{name}/rgb_info"] = self.create_publisher(
-                CameraInfo, topic.rsplit("/", 1)[0] + "/camera_info", _SENSOR_QOS
+                CameraInfo, topic.rsplit("/", 1)[0] + "/camera_info", SENSOR_QOS
             )
             self._pubs[f"{name}/depth"] = self.create_publisher(
-                Image, f"{prefix}/aligned_depth_to_color/image_raw", _SENSOR_QOS
+                Image, f"{prefix}/aligned_depth_to_color/image_raw", SENSOR_QOS
             )
             self._pubs[f"{name}/depth_info"] = self.create_publisher(
-                CameraInfo, f"{prefix}/aligned_depth_to_color/camera_info", _SENSOR_QOS
+                CameraInfo, f"{prefix}/aligned_depth_to_color/camera_info", SENSOR_QOS
             )
-        self._scan_pub = self.create_publisher(LaserScan, "/scan", _SENSOR_QOS)
+        self._scan_pub = self.create_publisher(LaserScan, "/scan", SENSOR_QOS)
         self._odom_pub = self.create_publisher(Odometry, "/odom", 10)
         self._joints_pub = self.create_publisher(JointState, "/joint_states", 10)
-        self._truth_pub = self.create_publisher(String, "/sim/ground_truth", _STATE_QOS)
+        self._truth_pub = self.create_publisher(String, "/sim/ground_truth", STATE_QOS)
         # What AMCL publishes with stretch_nav2 on the robot: the map pose (here the truth).
-        self._amcl_pub = self.create_publisher(PoseWithCovarianceStamped, "/amcl_pose", _STATE_QOS)
+        self._amcl_pub = self.create_publisher(PoseWithCovarianceStamped, "/amcl_pose", STATE_QOS)
         actions = ReentrantCallbackGroup()
         self._servers = [
             accepting_action_server(

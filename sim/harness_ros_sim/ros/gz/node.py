@@ -42,7 +42,7 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Empty, Float64, String
 
@@ -60,7 +60,11 @@ from harness_ros_sim.gazebo.manipulation import (
     yaw_from_quaternion,
 )
 from harness_ros_sim.gazebo.robot_sdf import LIDAR_MOUNT_M, LIFT_MAX_M, ROBOT_NAME, grasp_topics
-from harness_ros_sim.ros.node_support import accepting_action_server, declare_parameters
+from harness_ros_sim.ros.node_support import (
+    STATE_QOS,
+    accepting_action_server,
+    declare_parameters,
+)
 from harness_ros_sim.sim.spec import world_spec_by_name
 from harness_ros_sim.sim.world import Outcome, Pose2D
 
@@ -68,13 +72,6 @@ __all__ = ["ACTIONS", "GzManipulationConfig", "GzManipulationNode", "main"]
 
 _ACTION_NAMES = {"NavigateTo": "navigate_to", "PickObject": "pick_object", "PlaceObject": "place_object"}
 
-_STATE_QOS = QoSProfile(
-    reliability=ReliabilityPolicy.RELIABLE,
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
-"""The sim's ground-truth QoS: late joiners get the latest state."""
 
 ACTIONS: dict[str, Any] = {
     "gz/navigate_to": NavigateTo,
@@ -199,7 +196,7 @@ class GzManipulationNode(Node):
         # DetachableJoint attaches every object when the robot spawns and says so once,
         # maybe before this node listens: release them until each reports detached.
         self._release_timer = self.create_timer(1.0, self._release_unheld, callback_group=sensors)
-        self._truth = self.create_publisher(String, "gz/ground_truth", _STATE_QOS)
+        self._truth = self.create_publisher(String, "gz/ground_truth", STATE_QOS)
         self.create_timer(0.5, self._publish_truth, callback_group=sensors)
         actions = ReentrantCallbackGroup()
         self._servers = [

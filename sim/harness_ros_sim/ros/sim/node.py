@@ -37,14 +37,19 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image, LaserScan
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
 from harness_ros.errors import ConfigError
 from harness_ros.ros.spin import ros_args_only, spin_node_process
-from harness_ros_sim.ros.node_support import accepting_action_server, declare_parameters, parameter_problems
+from harness_ros_sim.ros.node_support import (
+    SENSOR_QOS,
+    STATE_QOS,
+    accepting_action_server,
+    declare_parameters,
+    parameter_problems,
+)
 from harness_ros_sim.sim.render import CAMERA_MOUNTS, Renderer
 from harness_ros_sim.sim.spec import world_spec_by_name
 from harness_ros_sim.sim.world import Activity, Outcome, World
@@ -87,19 +92,6 @@ _DESCRIPTIONS: dict[str, str] = {
     "labels": "Draw object and surface ids into the camera images.",
 }
 
-_SENSOR_QOS = QoSProfile(
-    reliability=ReliabilityPolicy.RELIABLE,
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    durability=DurabilityPolicy.VOLATILE,
-)
-_STATE_QOS = QoSProfile(
-    reliability=ReliabilityPolicy.RELIABLE,
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
-
 
 class SimRobotNode(Node):
     """Owns one ``World``; renders it on a timer and changes it through three action servers."""
@@ -122,11 +114,11 @@ class SimRobotNode(Node):
         self._scan = LaserScan()
 
         self._image_pubs = {
-            name: self.create_publisher(Image, f"sim/{name}/image_raw", _SENSOR_QOS) for name in CAMERA_MOUNTS
+            name: self.create_publisher(Image, f"sim/{name}/image_raw", SENSOR_QOS) for name in CAMERA_MOUNTS
         }
-        self._depth_pub = self.create_publisher(Image, "sim/depth/image_raw", _SENSOR_QOS)
-        self._scan_pub = self.create_publisher(LaserScan, "sim/scan", _SENSOR_QOS)
-        self._state_pub = self.create_publisher(String, "sim/ground_truth", _STATE_QOS)
+        self._depth_pub = self.create_publisher(Image, "sim/depth/image_raw", SENSOR_QOS)
+        self._scan_pub = self.create_publisher(LaserScan, "sim/scan", SENSOR_QOS)
+        self._state_pub = self.create_publisher(String, "sim/ground_truth", STATE_QOS)
 
         self._slot = 0
         self._timer = self.create_timer(
