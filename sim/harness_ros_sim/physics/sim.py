@@ -444,6 +444,23 @@ class PhysicsSim:
             f"{abs(_wrap(yaw - byaw)):.3f} rad from the goal after {total:.2f} m",
         )
 
+    def _halt(self) -> None:
+        """Zero the base's velocity command."""
+        with self.lock:
+            self.base_cmd = (0.0, 0.0)
+
+    def _stopped(self, stop: str, progress: str) -> Outcome:
+        """Halt after ``_stop_reason`` said ``stop`` (cancelled or out of time)."""
+        self._halt()
+        return Outcome(False, f"{stop} after {progress}", stop=stop.split(":", maxsplit=1)[0])
+
+    def _stalled(self, message: str, distance_m: float) -> Outcome:
+        """Halt after no progress: ``message`` and what the robot touches, if anything."""
+        self._halt()
+        touching = sorted(self.robot_scene_contacts())
+        why = f" (touching {', '.join(touching)})" if touching else ""
+        return Outcome(False, f"{message}{why}", distance_m=distance_m, stop="stalled")
+
     def shift_along_axis(
         self,
         distance: float,
@@ -471,11 +488,7 @@ class PhysicsSim:
                 break
             stop = _stop_reason(cancelled(), self.time - t0, time_allowance_s)
             if stop:
-                with self.lock:
-                    self.base_cmd = (0.0, 0.0)
-                return Outcome(
-                    False, f"{stop} after {along():.2f} m of {distance:.2f} m", stop=stop.split(":")[0]
-                )
+                return self._stopped(stop, f"{along():.2f} m of {distance:.2f} m")
             yaw_err = _wrap(yaw0 - self.base_pose()[2])
             v = max(-speed, min(speed, 2.0 * err))
             if abs(v) < 0.02:
@@ -488,19 +501,11 @@ class PhysicsSim:
             if abs(err) < best - 0.003:
                 best, best_t = abs(err), self.time
             elif self.time - best_t > stall_s:
-                with self.lock:
-                    self.base_cmd = (0.0, 0.0)
-                touching = sorted(self.robot_scene_contacts())
-                why = f" (touching {', '.join(touching)})" if touching else ""
-                return Outcome(
-                    False,
-                    f"stalled after {along():.2f} m of {distance:.2f} m: no progress for "
-                    f"{stall_s:.1f} s{why}",
+                return self._stalled(
+                    f"stalled after {along():.2f} m of {distance:.2f} m: no progress for {stall_s:.1f} s",
                     distance_m=abs(along()),
-                    stop="stalled",
                 )
-        with self.lock:
-            self.base_cmd = (0.0, 0.0)
+        self._halt()
         self.advance(0.2)
         return Outcome(True, f"drove {along():.3f} m of {distance:.3f} m", distance_m=abs(along()))
 
@@ -524,11 +529,7 @@ class PhysicsSim:
                 break
             stop = _stop_reason(cancelled(), self.time - t0, time_allowance_s)
             if stop:
-                with self.lock:
-                    self.base_cmd = (0.0, 0.0)
-                return Outcome(
-                    False, f"{stop} after turning {turned:.2f} of {angle:.2f} rad", stop=stop.split(":")[0]
-                )
+                return self._stopped(stop, f"turning {turned:.2f} of {angle:.2f} rad")
             w = max(-0.6, min(0.6, 2.0 * err))
             if abs(w) < 0.05:
                 w = math.copysign(0.05, err)
@@ -543,18 +544,11 @@ class PhysicsSim:
             if abs(err) < best - 0.005:
                 best, best_t = abs(err), self.time
             elif self.time - best_t > stall_s:
-                with self.lock:
-                    self.base_cmd = (0.0, 0.0)
-                touching = sorted(self.robot_scene_contacts())
-                why = f" (touching {', '.join(touching)})" if touching else ""
-                return Outcome(
-                    False,
-                    f"stalled after turning {turned:.2f} of {angle:.2f} rad{why}",
+                return self._stalled(
+                    f"stalled after turning {turned:.2f} of {angle:.2f} rad",
                     distance_m=turned,
-                    stop="stalled",
                 )
-        with self.lock:
-            self.base_cmd = (0.0, 0.0)
+        self._halt()
         self.advance(0.2)
         return Outcome(True, f"turned {turned:.3f} of {angle:.3f} rad", distance_m=turned)
 
