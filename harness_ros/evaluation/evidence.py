@@ -281,6 +281,20 @@ class Evidence:
     pose_check: PoseCheck | None = None
 
 
+def _fresh_reading(
+    reading: StateReading | None, source: str, *, missing: str, stale: str
+) -> StateReading | PoseCheck:
+    """The reading when there is a fresh one to compare, else the failed check that says why;
+    ``missing`` and ``stale`` name what the reading measures in those two messages."""
+    if reading is None:
+        return PoseCheck(False, f"state source {source!r} gave no reading")
+    if reading.missing:
+        return PoseCheck(False, f"no {missing}: {reading.freshness()}")
+    if reading.stale:
+        return PoseCheck(False, f"the {stale} from {reading.topic!r} is {reading.freshness()}")
+    return reading
+
+
 def check_pose(
     requested: Pose2D | None,
     reading: StateReading | None,
@@ -292,12 +306,10 @@ def check_pose(
     ``speed`` is the ``speed_source`` reading (odometry), when the pose source has no twist."""
     if requested is None:
         return PoseCheck(False, "the tool's goal names no requested pose to compare with")
-    if reading is None:
-        return PoseCheck(False, f"state source {limits.source!r} gave no reading")
-    if reading.missing:
-        return PoseCheck(False, f"no measured pose: {reading.freshness()}")
-    if reading.stale:
-        return PoseCheck(False, f"the measured pose from {reading.topic!r} is {reading.freshness()}")
+    fresh = _fresh_reading(reading, limits.source, missing="measured pose", stale="measured pose")
+    if isinstance(fresh, PoseCheck):
+        return fresh
+    reading = fresh
     measured = reading.pose
     if measured is None:
         return PoseCheck(False, f"{reading.topic!r} carries no pose")
@@ -354,12 +366,12 @@ def check_arm_pose(
     before the move ended and is no evidence."""
     if requested is None:
         return PoseCheck(False, "the tool's goal names no end-effector target to compare with")
-    if reading is None:
-        return PoseCheck(False, f"state source {limits.source!r} gave no reading")
-    if reading.missing:
-        return PoseCheck(False, f"no measured end-effector pose: {reading.freshness()}")
-    if reading.stale:
-        return PoseCheck(False, f"the end-effector pose from {reading.topic!r} is {reading.freshness()}")
+    fresh = _fresh_reading(
+        reading, limits.source, missing="measured end-effector pose", stale="end-effector pose"
+    )
+    if isinstance(fresh, PoseCheck):
+        return fresh
+    reading = fresh
     if since_end_s is not None and (reading.age_s is None or reading.age_s > since_end_s):
         age = "of unknown age" if reading.age_s is None else f"{reading.age_s:.2f} s old"
         return PoseCheck(
