@@ -453,6 +453,12 @@ class FileMemory:
         from harness_ros.trajectory import Trajectory
 
         steps = Trajectory.from_json(trajectory).steps
+        # A task whose evidence changes nothing (a failed task, a chat) leaves the memory
+        # folder untouched: not even the lock file is created.
+        probe = WorldDocument.parse(_read(self.world_path), str(self.world_path))
+        if not fold_steps(probe, steps, at):
+            self.world_time = at
+            return {"time": at, "changes": []}
         with self.store.lock():
             doc = WorldDocument.parse(_read(self.world_path), str(self.world_path))
             before = doc.text()
