@@ -40,9 +40,10 @@ from moveit_msgs.action import MoveGroup
 from moveit_msgs.msg import MoveItErrorCodes
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
+from spinning_node import serve  # this folder is the script's sys.path[0]
 
 from harness_ros.ros.distros import constants_of
 from harness_ros.ros.interfaces import message_to_jsonable
@@ -155,18 +156,7 @@ def main() -> int:
     options = parser.parse_args()
     rclpy.init()
     node = MoveGroupServer(options.behaviour, options)
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    say(f"codes {json.dumps(CODES)}")
-    say("ready")
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return serve(node, MultiThreadedExecutor(), f"codes {json.dumps(CODES)}", "ready")
 
 
 if __name__ == "__main__":

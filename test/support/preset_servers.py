@@ -38,9 +38,10 @@ from control_msgs.action import FollowJointTrajectory, GripperCommand, ParallelG
 from nav2_msgs.action import BackUp, DriveOnHeading, NavigateToPose, Spin
 from rclpy.action import ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
+from spinning_node import serve  # this folder is the script's sys.path[0]
 from std_srvs.srv import SetBool, Trigger
 
 from harness_ros.ros.interfaces import message_to_jsonable
@@ -179,18 +180,7 @@ class PresetServers(Node):
 def main() -> int:
     behaviour = sys.argv[1] if len(sys.argv) > 1 else "succeed"
     rclpy.init()
-    node = PresetServers(behaviour)
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    say("ready")
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return serve(PresetServers(behaviour), MultiThreadedExecutor(), "ready")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""A client node spun by a MultiThreadedExecutor in a thread, as the harness node is."""
+"""A client node spun by a MultiThreadedExecutor in a thread, as the harness node is;
+and ``serve``, the main loop of the support scripts that stand in for a robot's servers."""
 
 from __future__ import annotations
 
@@ -41,3 +42,23 @@ def spinning_node(context: Any, name: str) -> Iterator[Any]:
         executor.shutdown(timeout_sec=2.0)
         node.destroy_node()
         spinner.join(timeout=2.0)
+
+
+def serve(node: Any, executor: Any, *ready: str) -> int:
+    """Spin ``node`` on ``executor`` in this process, after printing each of ``ready`` (the
+    lines the test waits for), until Ctrl-C or an external shutdown; then destroy the node
+    and shut rclpy down. The main loop of a support script run as its own process."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+
+    executor.add_node(node)
+    for line in ready:
+        print(line, flush=True)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

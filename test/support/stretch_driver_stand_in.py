@@ -34,8 +34,9 @@ from control_msgs.action import FollowJointTrajectory
 from nav2_msgs.action import NavigateToPose
 from rclpy.action import ActionServer
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from spinning_node import serve  # this folder is the script's sys.path[0]
 from std_srvs.srv import Trigger
 
 from harness_ros.ros.interfaces import message_to_jsonable
@@ -124,18 +125,7 @@ class StretchDriverStandIn(Node):
 def main() -> int:
     behaviour = sys.argv[1] if len(sys.argv) > 1 else "modes"
     rclpy.init()
-    node = StretchDriverStandIn(behaviour)
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    say("ready")
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return serve(StretchDriverStandIn(behaviour), MultiThreadedExecutor(), "ready")
 
 
 if __name__ == "__main__":

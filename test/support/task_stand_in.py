@@ -18,7 +18,8 @@ from typing import Any
 
 def main(argv: list[str]) -> int:
     import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
+    from spinning_node import serve  # this folder is the script's sys.path[0]
     from std_msgs.msg import String
 
     from harness_ros.ros.node import EVENTS_QOS
@@ -46,17 +47,7 @@ def main(argv: list[str]) -> int:
 
     node.create_subscription(String, "~/instruction", on_instruction, 10)
     node.create_subscription(String, "~/cancel_task", lambda _msg: None, 10)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    print("ready", flush=True)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return serve(node, SingleThreadedExecutor(), "ready")
 
 
 if __name__ == "__main__":
