@@ -246,17 +246,13 @@ class ConsoleState:
         """The latest state of one approval request (``~/approval_requests``)."""
         request_id = str(body.get("request_id"))
         with self._lock:
-            self._approvals[request_id] = dict(body)
-            while len(self._approvals) > MAX_TASKS:
-                self._approvals.pop(next(iter(self._approvals)))
+            _keep_latest(self._approvals, request_id, body)
             self._emit({"kind": "approval", "approval": dict(body, hash=approval_hash(body))})
 
     def set_question(self, body: dict[str, Any]) -> None:
         question_id = str(body.get("question_id"))
         with self._lock:
-            self._questions[question_id] = dict(body)
-            while len(self._questions) > MAX_TASKS:
-                self._questions.pop(next(iter(self._questions)))
+            _keep_latest(self._questions, question_id, body)
             self._emit({"kind": "question", "question": dict(body)})
 
     def add_notice(self, body: dict[str, Any]) -> None:
@@ -297,3 +293,10 @@ class ConsoleState:
     def check_running(self, task_id: str) -> None:
         if self.current_task != task_id:
             raise ConsoleRefusal(f"task {task_id!r} is not the running task")
+
+
+def _keep_latest(store: dict[str, dict[str, Any]], key: str, body: dict[str, Any]) -> None:
+    """Hold a copy of ``body`` under ``key``; past ``MAX_TASKS`` entries the oldest go."""
+    store[key] = dict(body)
+    while len(store) > MAX_TASKS:
+        store.pop(next(iter(store)))
