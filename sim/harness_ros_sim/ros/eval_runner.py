@@ -347,18 +347,21 @@ class EvalRunner:
 
     # -------------------------------------------------------------- processes
     def _start_sim(self) -> None:
+        self._launch_sim("sim", sim_command(self.options.sim_speed), "sim.log")
+
+    def _launch_sim(self, name: str, command: list[str], log_name: str) -> None:
+        """Start the simulated robot ``command`` (the child ``name``, its output in
+        ``log_name``) and wait until it is ready; a ``HarnessError`` with its last lines if not."""
         client = self.client
         assert client is not None
-        self.sim = sim = ChildProcess(
-            "sim", sim_command(self.options.sim_speed), self.env, self.logs / "sim.log"
-        )
+        self.sim = sim = ChildProcess(name, command, self.env, self.logs / log_name)
         started = time.monotonic()
         if not client.wait_sim_ready(self.options.startup_timeout_s, exited([sim], " during start-up")):
             raise HarnessError(
-                f"the sim was not ready after {self.options.startup_timeout_s:g} s; "
+                f"the {name} was not ready after {self.options.startup_timeout_s:g} s; "
                 f"last lines of {str(sim.log)!r}:\n{sim.tail()}"
             )
-        self.out(f"  sim ready after {time.monotonic() - started:.1f} s")
+        self.out(f"  {name} ready after {time.monotonic() - started:.1f} s")
 
     def _start_node(
         self,

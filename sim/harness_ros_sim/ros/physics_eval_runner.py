@@ -28,9 +28,7 @@ from harness_ros.task_api import TaskResult
 from harness_ros_sim.learning_eval import SCRIPTED_DISCLAIMER, Arm, read_jsonl
 from harness_ros_sim.ros.children import (
     ROS_ENV_KEYS,
-    ChildProcess,
     child_env,
-    exited,
     prepare_workdir,
     scoped_environ,
 )
@@ -72,21 +70,12 @@ class PhysicsEvalRunner(EvalRunner):
         return PHYSICS_LABEL if self.scripted else super()._decisions()
 
     def _start_sim(self) -> None:
-        client = self.client
-        assert client is not None
         command = [
             sys.executable, "-m", "harness_ros_sim.ros.physics_node", "--ros-args",
             "-p", f"speed:={float(self.options.sim_speed)!r}",
             "-p", "image_width:=160", "-p", "image_height:=120", "-p", "rate_hz:=2.0",
         ]  # fmt: skip
-        self.sim = sim = ChildProcess("physics robot", command, self.env, self.logs / "physics.log")
-        started = time.monotonic()
-        if not client.wait_sim_ready(self.options.startup_timeout_s, exited([sim], " during start-up")):
-            raise HarnessError(
-                f"the physics robot was not ready after {self.options.startup_timeout_s:g} s; "
-                f"last lines of {str(sim.log)!r}:\n{sim.tail()}"
-            )
-        self.out(f"  physics robot ready after {time.monotonic() - started:.1f} s")
+        self._launch_sim("physics robot", command, "physics.log")
 
     def _loopback_parameters(self, url: str) -> dict[str, str]:
         return {
