@@ -270,12 +270,7 @@ class ConsoleState:
     # ------------------------------------------------------------------ checks (for writes)
     def check_approval(self, request_id: str, shown_hash: str) -> None:
         """Raise ``ConsoleRefusal`` unless ``request_id`` is pending and hashes to ``shown_hash``."""
-        with self._lock:
-            body = self._approvals.get(request_id)
-        if body is None:
-            raise ConsoleRefusal(f"approval request {request_id!r} is unknown to this console", 404)
-        if body.get("status") != "pending":
-            raise ConsoleRefusal(f"approval request {request_id!r} is {body.get('status')}, not pending")
+        body = self._pending(self._approvals, request_id, f"approval request {request_id!r}")
         if not hmac.compare_digest(approval_hash(body), shown_hash):
             raise ConsoleRefusal(
                 f"approval request {request_id!r} is not the request you were shown "
@@ -283,12 +278,18 @@ class ConsoleState:
             )
 
     def check_question(self, question_id: str) -> None:
+        self._pending(self._questions, question_id, f"question {question_id!r}")
+
+    def _pending(self, store: dict[str, dict[str, Any]], key: str, what: str) -> dict[str, Any]:
+        """The entry ``key`` of ``store``; ``ConsoleRefusal`` naming ``what`` unless it is
+        known (404) and pending."""
         with self._lock:
-            body = self._questions.get(question_id)
+            body = store.get(key)
         if body is None:
-            raise ConsoleRefusal(f"question {question_id!r} is unknown to this console", 404)
+            raise ConsoleRefusal(f"{what} is unknown to this console", 404)
         if body.get("status") != "pending":
-            raise ConsoleRefusal(f"question {question_id!r} is {body.get('status')}, not pending")
+            raise ConsoleRefusal(f"{what} is {body.get('status')}, not pending")
+        return body
 
     def check_running(self, task_id: str) -> None:
         if self.current_task != task_id:

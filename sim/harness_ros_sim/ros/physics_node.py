@@ -32,6 +32,7 @@ import math
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -279,25 +280,23 @@ class StretchPhysicsNode(Node):
         return response
 
     def _stow(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        if not self._busy.acquire(blocking=False):
-            response.success, response.message = False, "busy: another motion is running"
-            return response
-        try:
-            self.sim.stow()
-        finally:
-            self._busy.release()
-        response.success, response.message = True, "Stowed."
-        return response
+        return self._unless_busy(self.sim.stow, "Stowed.", response)
 
     def _reset(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        return self._unless_busy(self.sim.reset, "world reset to its initial state", response)
+
+    def _unless_busy(
+        self, motion: Callable[[], None], done: str, response: Trigger.Response
+    ) -> Trigger.Response:
+        """Run ``motion`` and answer ``done``; refused while another motion runs."""
         if not self._busy.acquire(blocking=False):
             response.success, response.message = False, "busy: another motion is running"
             return response
         try:
-            self.sim.reset()
+            motion()
         finally:
             self._busy.release()
-        response.success, response.message = True, "world reset to its initial state"
+        response.success, response.message = True, done
         return response
 
     def _cmd_vel(self, msg: Twist) -> None:
