@@ -398,6 +398,14 @@ class EvalRunner:
             client.tasks, client.harness_ready, [node], self.options.startup_timeout_s, blame=lambda: node
         )
 
+    def _stop_children(self) -> None:
+        """The end of a run, however it ended: stop the node and the sim, close the client."""
+        self._stop_node()
+        if self.sim is not None:
+            self.sim.stop(_STOP_WAIT_S)
+        assert self.client is not None
+        self.client.close()
+
     def _stop_node(self) -> None:
         if self.node is not None:
             if self.node.stop(_STOP_WAIT_S) == "killed":
@@ -546,10 +554,7 @@ class EvalRunner:
                         # Written after each pair: a stopped evaluation leaves its table so far.
                         write_outputs(self._build_report(suite, results, config, started), self.workdir)
                 finally:
-                    self._stop_node()
-                    if self.sim is not None:
-                        self.sim.stop(_STOP_WAIT_S)
-                    self.client.close()
+                    self._stop_children()
         report = self._build_report(suite, results, config, started)
         outputs = write_outputs(report, self.workdir)
         self.out("")

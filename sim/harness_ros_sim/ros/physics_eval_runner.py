@@ -39,7 +39,6 @@ __all__ = ["PHYSICS_JSON", "PHYSICS_MD", "PhysicsEvalRunner", "physics_success"]
 PHYSICS_JSON = "physics_eval.json"
 PHYSICS_MD = "physics_eval.md"
 PHYSICS_LABEL = "scripted physics fetch (a loopback server), not a language model"
-_STOP_WAIT_S = 10.0
 _OBJECT, _TARGET = "red_cup", "kitchen_counter"
 _LOOPBACK_KEY_ENV = "HARNESS_EVAL_LOOPBACK_KEY"
 
@@ -205,10 +204,7 @@ class PhysicsEvalRunner(EvalRunner):
                             self._stop_node()
                         self._write(instruction, started)
                 finally:
-                    self._stop_node()
-                    if self.sim is not None:
-                        self.sim.stop(_STOP_WAIT_S)
-                    self.client.close()
+                    self._stop_children()
         self._write(instruction, started)
         self.out("")
         self.out((self.workdir / PHYSICS_MD).read_text(encoding="utf-8"))

@@ -45,7 +45,6 @@ __all__ = ["WORLD_JSON", "WORLD_MD", "WorldEvalRunner"]
 
 WORLD_JSON = "world_eval.json"
 WORLD_MD = "world_eval.md"
-_STOP_WAIT_S = 10.0
 _SLIP_PROBABILITY = 0.0
 """Grasps never slip in this suite: it measures finding objects, not holding them."""
 
@@ -186,10 +185,7 @@ class WorldEvalRunner(EvalRunner):
                             self._stop_node()
                         self._write(fetches, started)
                 finally:
-                    self._stop_node()
-                    if self.sim is not None:
-                        self.sim.stop(_STOP_WAIT_S)
-                    self.client.close()
+                    self._stop_children()
         json_path, md_path = self._write(fetches, started)
         self.out("")
         self.out(render_world_table(self._summaries()))
