@@ -77,7 +77,7 @@ from harness_ros.observation.pipeline import (
     rotate_regions,
     summarize_depth_mm,
 )
-from harness_ros.ros.qos import qos_for
+from harness_ros.ros.qos import JOINT_STATES_DEPTH, qos_for
 from harness_ros.startup import select_views
 
 __all__ = ["RosObservationSource", "configured_mounts", "stamp_to_seconds"]
@@ -329,7 +329,7 @@ class RosObservationSource:
                 JointState,
                 self._resolve(topic, key),
                 lambda msg: self._store_joints(topic, slot, wanted, msg),
-                qos_for("sensor_data"),
+                qos_for("sensor_data", depth=JOINT_STATES_DEPTH),  # split messages: keep them all
                 callback_group=self._group(),
             )
         except NameValidationException as err:

@@ -7,6 +7,12 @@ transport (``FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA``), or they are dropped.
 
 ``reliable``: reliable, keep last 1, volatile. Only matches reliable
 publishers; use it when ``LARGE_DATA`` is not an option.
+
+Joint states are the exception to "only the newest matters": robots publish
+``/joint_states`` split over several messages per cycle (one per driver: base, arm,
+head, gripper), so keep-last-1 keeps whichever came last and loses the others'
+joints whenever the executor falls behind. Their subscriptions keep
+``JOINT_STATES_DEPTH`` messages and merge them joint by joint.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from harness_ros.errors import ConfigError
 
-__all__ = ["OPERATOR_LATCHED_QOS", "OPERATOR_REPLY_QOS", "QOS_NAMES", "qos_for"]
+__all__ = ["JOINT_STATES_DEPTH", "OPERATOR_LATCHED_QOS", "OPERATOR_REPLY_QOS", "QOS_NAMES", "qos_for"]
 
 OPERATOR_LATCHED_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
@@ -39,15 +45,20 @@ _RELIABILITY: dict[str, ReliabilityPolicy] = {
 
 QOS_NAMES: tuple[str, ...] = tuple(_RELIABILITY)
 
+JOINT_STATES_DEPTH = 50
+"""Queued JointState messages: a cycle's split messages (a few dozen bytes each) all survive
+an executor that is busy with camera frames for a second or more."""
 
-def qos_for(name: str) -> QoSProfile:
-    """A fresh QoSProfile for a configured QoS name."""
+
+def qos_for(name: str, *, depth: int = 1) -> QoSProfile:
+    """A fresh QoSProfile for a configured QoS name (``depth``: messages kept, 1 but for
+    joint states)."""
     reliability = _RELIABILITY.get(name)
     if reliability is None:
         raise ConfigError(f"unknown QoS profile {name!r}; expected one of {list(QOS_NAMES)!r}")
     return QoSProfile(
         reliability=reliability,
         history=HistoryPolicy.KEEP_LAST,
-        depth=1,
+        depth=depth,
         durability=DurabilityPolicy.VOLATILE,
     )

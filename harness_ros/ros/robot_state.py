@@ -4,9 +4,12 @@ Types: ``odometry`` (nav_msgs/Odometry: pose in ``header.frame_id`` and the twis
 ``pose`` (geometry_msgs/PoseWithCovarianceStamped, a localizer's pose such as
 ``/amcl_pose`` in the map frame), ``joint_states`` (sensor_msgs/JointState, reduced to
 the configured joints) and ``pose_stamped`` (geometry_msgs/PoseStamped, the end
-effector's pose for an arm move's check). Subscriptions are best effort, which matches reliable publishers
-too. A reading's age is measured on the node clock (sim time under ``use_sim_time``)
-from the message's stamp, or from its arrival when the stamp is zero.
+effector's pose for an arm move's check). A robot may split its joint states over
+several messages (one per driver), so each joint's newest position is kept and a
+joint reading is as old as its oldest joint. Subscriptions are best effort, which
+matches reliable publishers too. A reading's age is measured on the node clock (sim
+time under ``use_sim_time``) from the message's stamp, or from its arrival when the
+stamp is zero.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
@@ -29,7 +32,7 @@ from harness_ros.config import StateSourceConfig
 from harness_ros.errors import ConfigError
 from harness_ros.evaluation.arm_pose import ArmPose
 from harness_ros.evaluation.evidence import Pose2D, StateReading, yaw_from_quaternion
-from harness_ros.ros.qos import qos_for
+from harness_ros.ros.qos import JOINT_STATES_DEPTH, qos_for
 
 __all__ = ["RosRobotState"]
 
@@ -46,6 +49,8 @@ class _Latest:
     topic: str
     msg: Any = None
     stamp: float | None = None
+    joints: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """joint_states only: joint -> (newest position, its message's stamp)."""
 
 
 class RosRobotState:
@@ -71,7 +76,7 @@ class RosRobotState:
                     _TYPES[source.type],
                     source.topic,
                     self._storer(latest),
-                    qos_for("sensor_data"),
+                    qos_for("sensor_data", depth=JOINT_STATES_DEPTH if source.type == "joint_states" else 1),
                     callback_group=callback_group,
                 )
             except NameValidationException as err:
@@ -89,6 +94,9 @@ class RosRobotState:
             with self._lock:
                 latest.msg = msg
                 latest.stamp = stamp if stamp > 0 else self._now()
+                if isinstance(msg, JointState):
+                    for joint, position in zip(msg.name, msg.position, strict=False):
+                        latest.joints[str(joint)] = (float(position), latest.stamp)
 
         return store
 
@@ -105,7 +113,7 @@ class RosRobotState:
             return StateReading(name, "unknown", "", None, None, True, note=f"no state source {name!r}")
         latest = self._latest[name]
         with self._lock:
-            msg, stamp = latest.msg, latest.stamp
+            msg, stamp, joints = latest.msg, latest.stamp, dict(latest.joints)
         if msg is None or stamp is None:
             return StateReading(
                 name,
@@ -116,8 +124,16 @@ class RosRobotState:
                 True,
                 note=f"nothing received on {latest.topic!r}",
             )
-        age = max(0.0, now - stamp)
         reading: dict[str, Any] = {}
+        if source.type == "joint_states":
+            wanted = source.joints or list(joints)
+            reading["joints"] = tuple((j, joints[j][0]) for j in wanted if j in joints)
+            absent = [j for j in wanted if j not in joints]
+            if absent:
+                reading["note"] = f"joints not received yet: {', '.join(absent)}"
+            stamps = [joints[j][1] for j in wanted if j in joints]
+            stamp = min(stamps) if stamps else stamp  # as old as the oldest joint it reports
+        age = max(0.0, now - stamp)
         if source.type in ("odometry", "pose"):
             pose = msg.pose.pose
             q = pose.orientation
@@ -140,13 +156,6 @@ class RosRobotState:
             twist = msg.twist.twist
             reading["linear_speed_m_s"] = math.hypot(twist.linear.x, twist.linear.y)
             reading["turn_rate_rad_s"] = abs(float(twist.angular.z))
-        if source.type == "joint_states":
-            positions = dict(zip(msg.name, msg.position, strict=False))
-            wanted = source.joints or list(positions)
-            reading["joints"] = tuple((j, float(positions[j])) for j in wanted if j in positions)
-            absent = [j for j in wanted if j not in positions]
-            if absent:
-                reading["note"] = f"joints not in the message: {', '.join(absent)}"
         return StateReading(name, source.type, latest.topic, stamp, age, age > source.max_age_s, **reading)
 
     def destroy(self) -> None:
