@@ -992,6 +992,56 @@ class ArmPoseCheckConfig(_Model):
     )
 
 
+class GraspCheckConfig(_Model):
+    """A deterministic verdict for a grasp or a release, from a gripper finger joint's
+    measured position: a close that stops short of closed has something between the fingers
+    (Stretch's joint_gripper_finger_left, TIAGo's gripper joints); open fingers after a
+    place have let go."""
+
+    source: str = Field(description="A state source (evaluator.state) of type joint_states.")
+    joint: str = Field(
+        min_length=1,
+        description="The finger joint read (one of the source's joints, when it lists them).",
+    )
+    expect: Literal["holding", "empty"] = Field(
+        description="'holding': the fingers stopped between holding_above and open_above (after a "
+        "close, something is between them); 'empty': at or below holding_above (closed on "
+        "nothing) or at or above open_above (open: released)."
+    )
+    holding_above: float = Field(
+        allow_inf_nan=False,
+        description="In the joint's unit: above this the fingers stopped short of closed. Measure "
+        "it: close on nothing and read the joint; a grasp of the thinnest object stops above.",
+    )
+    open_above: float | None = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="In the joint's unit: at or above this the fingers are open (released), "
+        "above any grasped object's width. Required with expect 'empty'; with 'holding' it "
+        "bounds the grasp (default: none, any position above holding_above holds).",
+    )
+    wait_s: float = Field(
+        default=1.0,
+        ge=0,
+        le=10,
+        description="How long to wait for a joint reading measured after the tool ended (an "
+        "older one is no evidence: the verdict is then failure).",
+    )
+
+    @model_validator(mode="after")
+    def _bounds(self) -> GraspCheckConfig:
+        if self.open_above is None and self.expect == "empty":
+            raise ValueError(
+                "open_above: required with expect 'empty' (the position at or above which the "
+                "fingers are open: an open gripper after a place holds nothing)"
+            )
+        if self.open_above is not None and self.open_above <= self.holding_above:
+            raise ValueError(
+                f"open_above: {self.open_above:g} must be above holding_above ({self.holding_above:g})"
+            )
+        return self
+
+
 class ToolEvidenceConfig(_Model):
     """What one evaluated tool's verdict is based on, besides the post-execution observation."""
 
@@ -1008,6 +1058,11 @@ class ToolEvidenceConfig(_Model):
         description="Judge an arm move by the measured end-effector pose instead of the model "
         "(for post-conditions such as 'the gripper is at the requested point').",
     )
+    grasp_check: GraspCheckConfig | None = Field(
+        default=None,
+        description="Judge a grasp or a release by a finger joint's measured position instead of "
+        "the model (for post-conditions such as 'the gripper holds the object').",
+    )
 
 
 class EvaluatorConfig(_Model):
@@ -1015,7 +1070,9 @@ class EvaluatorConfig(_Model):
         default="none",
         pattern=r"^[a-z][a-z0-9_]*$",
         description=(
-            "'none'; 'model': a vision model judges; or a kind a plugin registers "
+            "'none'; 'model': a vision model judges; 'checks': only the deterministic checks of "
+            "evaluator.evidence (pose_check, arm_pose_check, grasp_check), no model: a tool "
+            "without one fails; or a kind a plugin registers "
             "('sim': the simulated robot's ground truth, from the package's own plugin)."
         ),
     )
@@ -1047,13 +1104,25 @@ class EvaluatorConfig(_Model):
                         f"evaluator.evidence.{tool}.state[{index}]: unknown state source {name!r} "
                         f"(evaluator.state has: {known})"
                     )
+            checks = [
+                name
+                for name, value in (
+                    ("pose_check", evidence.pose_check),
+                    ("arm_pose_check", evidence.arm_pose_check),
+                    ("grasp_check", evidence.grasp_check),
+                )
+                if value is not None
+            ]
+            if len(checks) > 1:
+                raise ValueError(
+                    f"evaluator.evidence.{tool}: set pose_check (the base) or arm_pose_check "
+                    f"(the arm) or grasp_check (the gripper), one of them, not {' and '.join(checks)}"
+                )
+            grasp = evidence.grasp_check
+            if grasp is not None:
+                self._check_grasp_source(tool, grasp)
             arm = evidence.arm_pose_check
             if arm is not None:
-                if evidence.pose_check is not None:
-                    raise ValueError(
-                        f"evaluator.evidence.{tool}: set pose_check (the base) or arm_pose_check "
-                        "(the arm), not both"
-                    )
                 arm_source = self.state.get(arm.source)
                 if arm_source is None or arm_source.type != "pose_stamped":
                     what = (
@@ -1088,6 +1157,25 @@ class EvaluatorConfig(_Model):
                         f"evaluator.evidence.{tool}.pose_check.speed_source: {what} {check.speed_source!r}"
                     )
         return self
+
+    def _check_grasp_source(self, tool: str, grasp: GraspCheckConfig) -> None:
+        key = f"evaluator.evidence.{tool}.grasp_check"
+        source = self.state.get(grasp.source)
+        if source is None:
+            known = ", ".join(self.state) or "none"
+            raise ValueError(
+                f"{key}.source: unknown state source {grasp.source!r} (evaluator.state has: {known})"
+            )
+        if source.type != "joint_states":
+            raise ValueError(
+                f"{key}.source: {grasp.source!r} is a {source.type} source; a grasp check needs "
+                "type joint_states"
+            )
+        if source.joints and grasp.joint not in source.joints:
+            raise ValueError(
+                f"{key}.joint: {grasp.joint!r} is not in evaluator.state.{grasp.source}.joints "
+                f"({', '.join(source.joints)}): the source would not report it"
+            )
 
 
 class ArmWorkspace(_Model):

@@ -55,9 +55,9 @@ def select_views(config: ObservationConfig, views: Sequence[str] | None) -> dict
 
 
 def check_evaluator_kind(config: HarnessConfig, evaluators: Any) -> None:
-    """``evaluator.kind`` is none, model, or one a loaded plugin registered (``evaluators``:
-    the plugin registry's name -> factory mapping)."""
+    """``evaluator.kind`` is none, model, checks, or one a loaded plugin registered
+    (``evaluators``: the plugin registry's name -> factory mapping)."""
     kind = config.evaluator.kind
-    if kind not in {"none", "model", *evaluators}:
-        known = ", ".join(["none", "model", *sorted(evaluators)])
+    if kind not in {"none", "model", "checks", *evaluators}:
+        known = ", ".join(["none", "model", "checks", *sorted(evaluators)])
         raise ConfigError(f"evaluator.kind {kind!r} is not a known evaluator (known: {known})")

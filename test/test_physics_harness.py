@@ -8,7 +8,8 @@ are SCRIPTED: the loopback OpenAI-compatible server replies with a fixed fetch (
 the cup, pick it, drive to the counter, place it, finish) and a scripted evaluator
 verdict. What is not scripted: every tool runs on the physics node over DDS, each
 observation is rendered by MuJoCo's cameras, the navigation verdicts come from the pose
-check on /amcl_pose, and the test asks the physics itself where the cup ended.
+check on /amcl_pose, the pick and place verdicts from the grasp check on /joint_states'
+finger joint, and the test asks the physics itself where the cup ended.
 """
 
 from __future__ import annotations
@@ -197,6 +198,12 @@ def test_a_scripted_fetch_on_the_physics_robot(
     assert len(navigation) == 2, verdicts
     # judged by the measured pose on /amcl_pose, not by the scripted evaluator
     assert all(v["status"] == "success" and "pose check" in v["evidence"] for v in navigation), navigation
+    # pick and place: by the finger joint on /joint_states (the grasp check), not by the evaluator
+    grasps = {
+        v["tool"]: v["verdict"] for v in verdicts.values() if v["tool"] in ("pick_object", "place_object")
+    }
+    assert grasps["pick_object"]["evidence"].startswith("grasp check: holding: "), grasps
+    assert grasps["place_object"]["evidence"].startswith("grasp check: empty: "), grasps
     goal = [
         e["data"]["verdict"]
         for e in events

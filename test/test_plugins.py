@@ -166,7 +166,10 @@ def test_check_refuses_an_unknown_evaluator_kind(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 1
-    assert "evaluator.kind 'crystal_ball' is not a known evaluator (known: none, model, sim)" in result.stderr
+    assert (
+        "evaluator.kind 'crystal_ball' is not a known evaluator (known: none, model, checks, sim)"
+        in result.stderr
+    )
 
 
 @pytest.mark.parametrize(

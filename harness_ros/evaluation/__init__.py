@@ -3,6 +3,7 @@ whether the post-condition holds; verdicts are validated fail-closed."""
 
 from __future__ import annotations
 
+from harness_ros.evaluation.checks import CHECKS_KIND, ChecksEvaluator
 from harness_ros.evaluation.contracts import (
     EvaluatorProtocol,
     TaskEvaluatorProtocol,
@@ -19,7 +20,9 @@ from harness_ros.evaluation.model_evaluator import (
 )
 
 __all__ = [
+    "CHECKS_KIND",
     "EVALUATE_SYSTEM_PROMPT",
+    "ChecksEvaluator",
     "EvaluationGate",
     "EvaluatorProtocol",
     "ModelEvaluator",

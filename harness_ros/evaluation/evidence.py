@@ -14,8 +14,9 @@ characters ending "... the post-condition holds, answer success.") and is replac
 never as evidence.
 
 ``check_pose`` is the deterministic check of "the base is stopped at the requested pose",
-``check_arm_pose`` that of "the end effector is at the requested pose": numbers are
-compared with tolerances rather than left to a model.
+``check_arm_pose`` that of "the end effector is at the requested pose" (and
+``harness_ros.evaluation.grasp.check_grasp`` that of "the gripper holds something" or
+"it let go"): numbers are compared with tolerances rather than left to a model.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "check_pose",
     "describe_evidence",
     "evidence_tool_problem",
+    "fresh_reading",
     "requested_pose_from_goal",
     "yaw_from_quaternion",
 ]
@@ -259,7 +261,8 @@ class RobotStateSource(Protocol):
 
 @dataclass(frozen=True)
 class PoseCheck:
-    """The outcome of ``check_pose``: ``holds`` True/False, and why in words."""
+    """The outcome of a deterministic check (``check_pose``, ``check_arm_pose``,
+    ``check_grasp``): ``holds`` True/False, and why in words."""
 
     holds: bool
     reason: str
@@ -279,9 +282,12 @@ class Evidence:
     """The end-effector target the goal asked for (MoveIt's MoveGroup)."""
     state: tuple[StateReading, ...] = ()
     pose_check: PoseCheck | None = None
+    grasp_check: PoseCheck | None = None
+    """The outcome of the tool's ``grasp_check`` (the gripper's finger joint against its
+    thresholds), when it has one."""
 
 
-def _fresh_reading(
+def fresh_reading(
     reading: StateReading | None, source: str, *, missing: str, stale: str
 ) -> StateReading | PoseCheck:
     """The reading when there is a fresh one to compare, else the failed check that says why;
@@ -306,7 +312,7 @@ def check_pose(
     ``speed`` is the ``speed_source`` reading (odometry), when the pose source has no twist."""
     if requested is None:
         return PoseCheck(False, "the tool's goal names no requested pose to compare with")
-    fresh = _fresh_reading(reading, limits.source, missing="measured pose", stale="measured pose")
+    fresh = fresh_reading(reading, limits.source, missing="measured pose", stale="measured pose")
     if isinstance(fresh, PoseCheck):
         return fresh
     reading = fresh
@@ -366,7 +372,7 @@ def check_arm_pose(
     before the move ended and is no evidence."""
     if requested is None:
         return PoseCheck(False, "the tool's goal names no end-effector target to compare with")
-    fresh = _fresh_reading(
+    fresh = fresh_reading(
         reading, limits.source, missing="measured end-effector pose", stale="end-effector pose"
     )
     if isinstance(fresh, PoseCheck):
@@ -466,6 +472,11 @@ def describe_evidence(evidence: Evidence | None) -> list[str]:
     if evidence.pose_check is not None:
         result = "holds" if evidence.pose_check.holds else "does not hold"
         lines.append(f"- pose check (measured against requested): {result}: {evidence.pose_check.reason}")
+    if evidence.grasp_check is not None:
+        result = "holds" if evidence.grasp_check.holds else "does not hold"
+        lines.append(
+            f"- grasp check (finger joint against thresholds): {result}: {evidence.grasp_check.reason}"
+        )
     return lines
 
 

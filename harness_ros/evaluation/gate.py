@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness_ros.config import ArmPoseCheckConfig, ToolEvidenceConfig
+from harness_ros.config import ToolEvidenceConfig
 from harness_ros.evaluation.arm_pose import ArmPose
 from harness_ros.evaluation.contracts import EvaluatorProtocol, Verdict, VerdictStatus, parse_verdict
 from harness_ros.evaluation.evidence import (
@@ -28,6 +28,7 @@ from harness_ros.evaluation.evidence import (
     check_arm_pose,
     check_pose,
 )
+from harness_ros.evaluation.grasp import check_grasp
 from harness_ros.observation.contracts import Observation
 from harness_ros.tools.contracts import ToolSpec
 
@@ -35,7 +36,7 @@ __all__ = ["EvaluationGate"]
 
 logger = logging.getLogger(__name__)
 
-_ARM_POSE_POLL_S = 0.02
+_AFTER_END_POLL_S = 0.02
 
 
 class EvaluationGate:
@@ -72,9 +73,10 @@ class EvaluationGate:
         bounded to their validated values: ``bounded_arguments``) and ``requested_pose``
         (the pose the goal asked for: the base's, or the end effector's for an arm) go to
         the evaluator with the state sources the tool's ``evaluator.evidence`` entry names;
-        with a ``pose_check`` or ``arm_pose_check`` there, the measured pose decides and no
-        evaluator is asked. ``ended_at`` (``time.monotonic()`` when the tool ended): an arm
-        pose measured before it is no evidence."""
+        with a ``pose_check`` or ``arm_pose_check`` there, the measured pose decides, with a
+        ``grasp_check`` the measured finger joint, and no evaluator is asked. ``ended_at``
+        (``time.monotonic()`` when the tool ended): an arm pose or a finger joint measured
+        before it is no evidence."""
         run_id = run_id.strip() if isinstance(run_id, str) else ""
         if not run_id:
             return Verdict(
@@ -92,6 +94,13 @@ class EvaluationGate:
             status = VerdictStatus.SUCCESS if check.holds else VerdictStatus.FAILURE
             return self._settle(
                 Verdict(status, run_id, None if check.holds else check.reason, f"pose check: {check.reason}")
+            )
+        if evidence.grasp_check is not None:
+            # The finger joint's measured position is the verdict, as the pose check's is.
+            grasp = evidence.grasp_check
+            status = VerdictStatus.SUCCESS if grasp.holds else VerdictStatus.FAILURE
+            return self._settle(
+                Verdict(status, run_id, None if grasp.holds else grasp.reason, f"grasp check: {grasp.reason}")
             )
         extra = {"evidence": evidence} if _accepts_evidence(self._evaluator.evaluate) else {}
         try:
@@ -153,10 +162,14 @@ class EvaluationGate:
         if check_config is not None:
             names += [n for n in (check_config.source, check_config.speed_source) if n and n not in names]
         arm_config = config.arm_pose_check if config is not None else None
-        if arm_config is not None and arm_config.source not in names:
-            names.append(arm_config.source)
-        since_end, state = self._read_after(names, arm_config, ended_at)
-        check = None
+        grasp_config = config.grasp_check if config is not None else None
+        after = arm_config or grasp_config  # a check of a reading measured after the tool ended
+        if after is not None and after.source not in names:
+            names.append(after.source)
+        since_end, state = self._read_after(
+            names, after.source if after else None, after.wait_s if after else 0.0, ended_at
+        )
+        check = grasp = None
         readings = {r.source: r for r in state}
         if check_config is not None:
             speed = readings.get(check_config.speed_source) if check_config.speed_source else None
@@ -165,6 +178,8 @@ class EvaluationGate:
             check = check_arm_pose(
                 requested_arm, readings.get(arm_config.source), arm_config, since_end_s=since_end
             )
+        elif grasp_config is not None:
+            grasp = check_grasp(readings.get(grasp_config.source), grasp_config, since_end_s=since_end)
         return Evidence(
             tool=spec.name,
             # Only validated values, bounded: the acting model's free text never reaches an evaluator.
@@ -174,26 +189,28 @@ class EvaluationGate:
             requested_arm_pose=requested_arm,
             state=state,
             pose_check=check,
+            grasp_check=grasp,
         )
 
     def _read_after(
-        self, names: Sequence[str], arm_config: ArmPoseCheckConfig | None, ended_at: float | None
+        self, names: Sequence[str], after: str | None, wait_s: float, ended_at: float | None
     ) -> tuple[float | None, tuple[StateReading, ...]]:
-        """The readings, and how long ago the tool ended when they were read. With an arm
-        pose check, waits up to its ``wait_s`` for an end-effector reading measured after
-        the tool ended (the last one before may show the arm before it arrived)."""
-        deadline = time.monotonic() + (arm_config.wait_s if arm_config is not None else 0.0)
+        """The readings, and how long ago the tool ended when they were read. With a check
+        that needs source ``after`` measured after the tool ended (an arm pose check, a
+        grasp check), waits up to ``wait_s`` for such a reading (the last one before may
+        show the arm before it arrived, the fingers before they closed)."""
+        deadline = time.monotonic() + wait_s
         pause = threading.Event()  # never set: a bounded pause between reads
         while True:
             # Before reading: a reading older than this was measured before the tool ended.
             since_end = None if ended_at is None else max(0.0, time.monotonic() - ended_at)
             state = self._read_state(names)
-            if arm_config is None or since_end is None or time.monotonic() >= deadline:
+            if after is None or since_end is None or time.monotonic() >= deadline:
                 return since_end, state
-            reading = next((r for r in state if r.source == arm_config.source), None)
+            reading = next((r for r in state if r.source == after), None)
             if reading is not None and reading.age_s is not None and reading.age_s <= since_end:
                 return since_end, state
-            pause.wait(_ARM_POSE_POLL_S)
+            pause.wait(_AFTER_END_POLL_S)
 
     def _read_state(self, names: Sequence[str]) -> tuple[StateReading, ...]:
         if self._state is None or not names:

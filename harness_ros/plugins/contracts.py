@@ -118,7 +118,7 @@ class PluginRegistry:
         self.hooks.append(hook)
 
     def add_evaluator(self, kind: str, factory: EvaluatorFactory) -> None:
-        if kind in {"none", "model"}:
+        if kind in {"none", "model", "checks"}:
             raise ValueError(f"evaluator kind {kind!r} is built in and cannot be replaced")
         self.evaluators[kind] = factory
 

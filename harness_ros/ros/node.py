@@ -514,6 +514,10 @@ class HarnessNode(LifecycleNode):
                 config, model=config.evaluator.model, allow_unset=True, providers=model_provider
             )
             return ModelEvaluator(evaluator_model)
+        if kind == "checks":  # the deterministic checks of evaluator.evidence only, no model
+            from harness_ros.evaluation import ChecksEvaluator
+
+            return ChecksEvaluator()
         from harness_ros.startup import check_evaluator_kind
 
         check_evaluator_kind(config, plugins.evaluators)

@@ -11,6 +11,12 @@ Without ``--model`` the decisions are the scripted physics fetch
 (``harness_ros_sim.physics.scripted``) served by a loopback model server: the scripted demo
 policy drives by place names, Stretch 3's config by poses. It checks the machinery and
 measures no learning. Writes physics_eval.json and physics_eval.md after every pair.
+
+The config's ``evaluator.kind: model`` judges the task's goal from the cameras; every
+evaluated tool there has a deterministic check (the pose check, the grasp check). With a
+model that takes no images (``--model local/1.5b``) and no evaluator model of its own, the
+node runs with ``evaluator.kind: checks`` instead (``evaluator_parameters``): the checks
+alone, no vision model needed; success is read from the ground truth either way.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from harness_ros.config import load_config
 from harness_ros.errors import HarnessError
 from harness_ros.task_api import TaskResult
 from harness_ros_sim.learning_eval import SCRIPTED_DISCLAIMER, Arm, read_jsonl
@@ -34,7 +41,7 @@ from harness_ros_sim.ros.children import (
 )
 from harness_ros_sim.ros.eval_runner import EvalClient, EvalOptions, EvalRunner, Write
 
-__all__ = ["PHYSICS_JSON", "PHYSICS_MD", "PhysicsEvalRunner", "physics_success"]
+__all__ = ["PHYSICS_JSON", "PHYSICS_MD", "PhysicsEvalRunner", "evaluator_parameters", "physics_success"]
 
 PHYSICS_JSON = "physics_eval.json"
 PHYSICS_MD = "physics_eval.md"
@@ -53,10 +60,30 @@ def physics_success(state: dict[str, Any]) -> tuple[bool, str]:
     return ok, f"{_OBJECT} on {on!r} (wanted {_TARGET!r}), gripper holding {holding or 'nothing'}"
 
 
+def evaluator_parameters(config_path: Path, model: str, api_base: str | None = None) -> dict[str, str]:
+    """The node parameters that let ``model`` run ``config_path``'s evaluator: with
+    ``evaluator.kind: model`` judging on the main model (no ``evaluator.model``) and a main
+    model that takes no images, ``evaluator.kind: checks`` (the deterministic checks only,
+    no model); otherwise none."""
+    from harness_ros.evaluation import CHECKS_KIND
+    from harness_ros.model.settings import model_takes_images
+    from harness_ros.plugins import model_provider
+
+    config = load_config(config_path)
+    evaluator = config.evaluator
+    if evaluator.kind != "model" or evaluator.model not in (None, model):
+        return {}
+    settings = config.model if api_base is None else config.model.model_copy(update={"api_base": api_base})
+    if model_takes_images(settings, model, model_provider):
+        return {}
+    return {"evaluator.kind": CHECKS_KIND}
+
+
 class PhysicsEvalRunner(EvalRunner):
     def __init__(self, options: EvalOptions, write: Write) -> None:
         super().__init__(options, write)
         self.rows: list[dict[str, Any]] = []
+        self.evaluator_kind = "model"
 
     def _config_path(self) -> Path:
         if self.options.config is not None:
@@ -139,6 +166,7 @@ class PhysicsEvalRunner(EvalRunner):
             "instruction": instruction,
             "episodes": self.options.episodes,
             "decisions": self._decisions(),
+            "evaluator_kind": self.evaluator_kind,
             "measures_learning": not self.scripted,
             "disclaimer": SCRIPTED_DISCLAIMER if self.scripted else None,
             "arms": arms,
@@ -149,7 +177,8 @@ class PhysicsEvalRunner(EvalRunner):
         lines = [
             "# Learning eval on the physics robot (Stretch 3 in MuJoCo)",
             "",
-            f"{instruction!r}, {self.options.episodes} episode(s) per arm, decisions by {self._decisions()}.",
+            f"{instruction!r}, {self.options.episodes} episode(s) per arm, decisions by {self._decisions()}, "
+            f"evaluator kind {self.evaluator_kind}.",
             "",
             "| arm | episodes | fetches done (ground truth) | failed picks | turns |",
             "|---|---|---|---|---|",
@@ -180,11 +209,20 @@ class PhysicsEvalRunner(EvalRunner):
                 server = stack.enter_context(LoopbackLLMServer(scripted_physics_reply))
                 extra = self._loopback_parameters(server.url)
                 self.env[_LOOPBACK_KEY_ENV] = os.environ.get(_LOOPBACK_KEY_ENV, "not-a-secret")
+            else:
+                assert self.options.model is not None  # not scripted: a model is named
+                extra = evaluator_parameters(config, self.options.model, self.options.api_base)
             self.out("harness-ros eval --robot stretch3-physics: the two arms on Stretch 3 in MuJoCo")
             self.out(f"  workdir: {self.workdir}")
             self.out(f"  {self.options.episodes} episode(s) per arm, decisions by {self._decisions()}")
             if self.scripted:
                 self.out(f"  NOTE: {SCRIPTED_DISCLAIMER}")
+            if "evaluator.kind" in extra:
+                self.out(
+                    f"  evaluator: kind {extra['evaluator.kind']} ({self.options.model!r} takes no images): "
+                    "each tool by its deterministic check (pose, grasp), no vision model"
+                )
+            self.evaluator_kind = extra.get("evaluator.kind") or load_config(config).evaluator.kind
             with scoped_environ({key: self.env[key] for key in ROS_ENV_KEYS}):
                 self.client = EvalClient(domain, reset_service="/sim/reset", parameters=False)
                 try:
