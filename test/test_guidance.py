@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from support.ledgers import drive_first
 
 from harness_ros.harness.guidance import (
     GUIDANCE,
@@ -24,6 +25,8 @@ from harness_ros.harness.guidance import (
     TaskGuidance,
     TaskView,
 )
+from harness_ros.memory.contracts import LedgerLesson
+from harness_ros.memory.lessons import RecoveryLesson
 from harness_ros.model.contracts import ModelProfile, ToolCall
 from harness_ros.tools import ToolRegistry, failure, tool
 from harness_ros.trajectory import TrajectoryStep
@@ -31,7 +34,8 @@ from harness_ros.trajectory.contracts import ToolResult
 
 SMALL = ModelProfile.small("model.profile: small")
 HOSTED = ModelProfile.hosted("model.profile: hosted")
-STEP_FIRST = "Before a grasp, first drive with target = its object_id."
+STEP_FIRST = drive_first("grasp", "x")
+"""A recovery lesson whose step to take first is a drive to the grasp's object."""
 OUT_OF_REACH = "object out of reach: 0.96 m > 0.75 m"
 OK = {"success": True, "message": "done"}
 
@@ -70,9 +74,19 @@ def call(name: str, **arguments: Any) -> ToolCall:
 
 
 def view(
-    *steps: TrajectoryStep, profile: ModelProfile = SMALL, lessons: dict[str, list[str]] | None = None
+    *steps: TrajectoryStep,
+    profile: ModelProfile = SMALL,
+    lessons: dict[str, list[RecoveryLesson | str]] | None = None,
 ) -> TaskView:
-    ledgers = lessons or {}
+    """A lesson as the ledger reader gives it: a recovery lesson with its words and its
+    data, a string as words alone (a model's or an operator's)."""
+    ledgers = {
+        tool: [
+            LedgerLesson(found.text, found) if isinstance(found, RecoveryLesson) else LedgerLesson(found)
+            for found in found_lessons
+        ]
+        for tool, found_lessons in (lessons or {}).items()
+    }
     return TaskView(
         profile=profile,
         steps=steps,

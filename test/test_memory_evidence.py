@@ -3,6 +3,7 @@ written as that tool's failure lesson when the consolidator proposed none (memor
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from harness_ros.config import MemoryConfig
 from harness_ros.memory import FileMemory
 from harness_ros.memory.contracts import MemoryConsolidation, ToolExperienceEntry
 from harness_ros.memory.evidence import recovery_lessons, with_recovery_lessons
+from harness_ros.memory.lessons import LessonArgument, LessonCall, RecoveryLesson
 from harness_ros.trajectory import TrajectoryStep, steps_from
 
 OK = {"status": "success", "failure_reason": None}
@@ -66,32 +68,47 @@ def test_a_recovery_becomes_a_lesson_in_words_that_carry_to_the_next_task() -> N
 
 
 def test_a_lesson_bound_to_a_failed_call_names_its_values() -> None:
-    from harness_ros.memory.evidence import bound_to_call
-
-    [lesson] = recovery_lessons(_steps(REACH), TOOLS)
-    assert bound_to_call(lesson.text, {"object_id": "blue_mug"}) == (
+    [entry] = recovery_lessons(_steps(REACH), TOOLS)
+    assert entry.lesson is not None
+    assert entry.lesson.bound_text({"object_id": "blue_mug"}) == (
         'After "object out of reach": navigate_to with target = "blue_mug", then pick_object again succeeded.'
     )
-    # An argument the call did not have stays as written; other lessons are unchanged.
-    assert "the failed call's object_id" in bound_to_call(lesson.text, {"surface_id": "shelf"})
-    assert bound_to_call("Grasp mugs by the handle.", {"object_id": "mug"}) == "Grasp mugs by the handle."
+    # An argument the call did not have stays as written.
+    assert "the failed call's object_id" in entry.lesson.bound_text({"surface_id": "shelf"})
 
 
 def test_the_step_to_take_first_is_worded_for_a_task_that_has_not_called_the_tool() -> None:
-    from harness_ros.memory.evidence import bound_to_call, step_ahead
-
-    [lesson] = recovery_lessons(_steps(REACH), TOOLS)
-    ahead = step_ahead(lesson.text)
+    [entry] = recovery_lessons(_steps(REACH), TOOLS)
+    assert entry.lesson is not None
+    ahead = entry.lesson.step
     assert ahead is not None
     assert ahead.text == (
         "Before a pick_object, first navigate_to with target = the object_id you will give pick_object."
     )
     assert ahead.first_call == "navigate_to"
-    # A decimal point does not end the sentence, here or where a bound lesson drops it.
-    decimal = "After x: drive, then grasp again succeeded. Before a grasp, first drive with standoff_m = 0.5."
-    assert step_ahead(decimal) == type(ahead)("Before a grasp, first drive with standoff_m = 0.5.", "drive")
-    assert bound_to_call(decimal, {}) == "After x: drive, then grasp again succeeded."
-    assert step_ahead("Grasp mugs by the handle.") is None
+    # A value of its own is written as JSON, a decimal point too, and the lesson bound to a
+    # failed call leaves the step out.
+    decimal = RecoveryLesson(
+        "x",
+        "grasp",
+        (
+            LessonCall(
+                "drive",
+                (LessonArgument("target", reuses="object_id"), LessonArgument("standoff_m", value=0.5)),
+            ),
+        ),
+        ahead=True,
+    )
+    assert decimal.step is not None
+    assert decimal.step.text == (
+        "Before a grasp, first drive with target = the object_id you will give grasp, standoff_m = 0.5."
+    )
+    assert decimal.bound_text({}) == (
+        'After "x": drive with target = the failed call\'s object_id, standoff_m = 0.5, '
+        "then grasp again succeeded."
+    )
+    # A recovery without a fix tied to the call gives no step.
+    assert dataclasses.replace(decimal, ahead=False).step is None
 
 
 def test_a_fix_not_tied_to_the_failed_call_is_no_step_to_take_first() -> None:
@@ -184,14 +201,14 @@ def test_file_memory_writes_the_recovery_through_the_same_rules(tmp_path: Path) 
     assert off.consolidate_trajectory(_trajectory(REACH), allowed_tools=TOOLS)["decisions"] == []
 
 
-def test_the_steps_calls_are_read_from_the_lesson_and_bound_to_a_coming_call() -> None:
-    from harness_ros.memory.evidence import StepCall, step_ahead
+def test_the_steps_calls_are_the_lessons_data_bound_to_a_coming_call() -> None:
     from harness_ros.trajectory import Trajectory
 
-    [lesson] = recovery_lessons(_steps(REACH), TOOLS)
-    ahead = step_ahead(lesson.text)
+    [entry] = recovery_lessons(_steps(REACH), TOOLS)
+    assert entry.lesson is not None
+    ahead = entry.lesson.step
     assert ahead is not None and ahead.tool == "pick_object"
-    assert ahead.calls == (StepCall("navigate_to", (("target", "object_id"),)),)
+    assert ahead.calls == (LessonCall("navigate_to", (LessonArgument("target", reuses="object_id"),)),)
     assert ahead.bound({"object_id": "red_cup"}) == [(ahead.calls[0], {"target": "red_cup"})]
     assert ahead.bound({"surface_id": "shelf"}) is None  # the value it reuses is not there
     assert ahead.text_for({"object_id": "red_cup"}) == (
@@ -210,23 +227,32 @@ def test_the_steps_calls_are_read_from_the_lesson_and_bound_to_a_coming_call() -
     assert not ahead.taken(steps(("navigate_to", {"target": "red_cup"}), ("look", {})), coming)
     assert not ahead.taken([], coming)
 
-    # several calls, values of their own (a number, a string with a comma): each is read
-    two = step_ahead(
-        "After x: y. Before a grasp, first drive with target = its object_id, standoff_m = 0.5, "
-        'then look with name = "left, low".'
-    )
+    # several calls, values of their own (a number, a string with a comma): each is data
+    two = RecoveryLesson(
+        "x",
+        "grasp",
+        (
+            LessonCall(
+                "drive",
+                (LessonArgument("target", reuses="object_id"), LessonArgument("standoff_m", value=0.5)),
+            ),
+            LessonCall(
+                "look", (LessonArgument("name", value="left, low"), LessonArgument("of", reuses="object_id"))
+            ),
+        ),
+        ahead=True,
+    ).step
     assert two is not None
-    assert two.calls == (
-        StepCall("drive", (("target", "object_id"),), (("standoff_m", 0.5),)),
-        StepCall("look", (), (("name", "left, low"),)),
-    )
     cup = {"object_id": "cup"}
+    assert two.calls_for(cup) == [
+        'drive {"target": "cup", "standoff_m": 0.5}',
+        'look {"name": "left, low", "of": "cup"}',
+    ]
     assert two.taken(
-        steps(("drive", {"target": "cup", "standoff_m": 0.5}), ("look", {"name": "left, low"})), cup
+        steps(("drive", {"target": "cup", "standoff_m": 0.5}), ("look", {"name": "left, low", "of": "cup"})),
+        cup,
     )
     assert not two.taken(
-        steps(("drive", {"target": "cup", "standoff_m": 0.9}), ("look", {"name": "left, low"})), cup
+        steps(("drive", {"target": "cup", "standoff_m": 0.9}), ("look", {"name": "left, low", "of": "cup"})),
+        cup,
     )
-    # a step worded otherwise (an operator's own words) has no calls to check: never held by
-    own = step_ahead("Before a grasp, first drive close enough to touch it.")
-    assert own is not None and own.calls == () and own.bound(cup) is None

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from support.ledgers import drive_first, write_ledger
 from test_harness import (
     FakeEvaluator,
     FakeObservations,
@@ -34,6 +35,8 @@ from harness_ros.events import EventType
 from harness_ros.harness import Harness
 from harness_ros.harness.task import is_operator_question
 from harness_ros.memory import FileMemory
+from harness_ros.memory.contracts import LedgerLesson
+from harness_ros.memory.lessons import RecoveryLesson
 from harness_ros.model.contracts import ModelReply
 from harness_ros.model.text_calls import TextCallProblem, TextCallProblemKind
 from harness_ros.progress import format_event
@@ -432,13 +435,10 @@ class _ServedHereModel(ScriptedModel):
     stops_at_harness_text = True
 
 
-def _memory_with_grasp_lessons(tmp_path: Path, *failures: str) -> FileMemory:
-    """A memory folder whose grasp ledger holds these Failure lessons."""
-    ledgers = tmp_path / "memory" / "tool_experience"
-    ledgers.mkdir(parents=True, exist_ok=True)
-    lines = "".join(f"- {line}\n" for line in failures)
-    (ledgers / "grasp.md").write_text(f"# Tool Experience: grasp\n\n## Success\n\n## Failure\n{lines}")
-    return FileMemory(tmp_path / "memory")
+def _memory_with_grasp_lessons(tmp_path: Path, *failures: RecoveryLesson | str) -> FileMemory:
+    """A memory folder whose grasp ledger holds these Failure lessons, written as the harness
+    writes them (a recovery lesson: its words and its data; a string: a model's words)."""
+    return write_ledger(tmp_path / "memory", "grasp", *failures)
 
 
 def test_after_a_failed_robot_call_the_skill_and_experience_on_its_reason_come_last(tmp_path: Path) -> None:
@@ -541,11 +541,11 @@ def test_what_is_left_of_a_lesson_ends_at_the_failed_tool(tmp_path: Path) -> Non
     # A recovery lesson goes on with the step to take first next time, which names the
     # tools again: what is left after the drive is the grasp, not the drive once more.
     grasp, drive = _grasp_once_out_of_reach_and_drive()
-    memory = _memory_with_grasp_lessons(
-        tmp_path,
+    memory = _memory_with_grasp_lessons(tmp_path, drive_first())
+    assert memory.ledger_entries("grasp")["failure"] == [
         'After "object out of reach": drive with target = the failed call\'s object_id, then grasp '
-        "again succeeded. Before a grasp, first drive with target = its object_id.",
-    )
+        "again succeeded. Before a grasp, first drive with target = its object_id."
+    ]
     cup = call("grasp", object_id="red_cup")
     # The first grasp is held (its step was not taken); made again, it runs and fails.
     script = [reply(cup), reply(cup), reply(call("drive", target="red_cup")), reply(cup), final("ok")]
@@ -564,10 +564,7 @@ def test_what_is_left_of_a_lesson_ends_at_the_failed_tool(tmp_path: Path) -> Non
 def test_a_lessons_step_to_take_first_comes_last_until_the_task_takes_it(tmp_path: Path) -> None:
     # In a tool's description the step changed no first call of the 1.5B (run G).
     grasp, drive = _grasp_once_out_of_reach_and_drive()
-    lesson = (
-        'After "object out of reach": drive with target = the failed call\'s object_id, then grasp '
-        "again succeeded. Before a grasp, first drive with target = its object_id."
-    )
+    lesson = drive_first()
     memory = _memory_with_grasp_lessons(tmp_path, lesson)
     drive_there = reply(call("drive", target="red_cup"))
     model = _ServedHereModel([drive_there, reply(call("grasp", object_id="red_cup")), final("ok")])
@@ -595,16 +592,8 @@ def test_one_tools_step_to_take_first_at_a_time_in_the_order_the_tools_are_offer
     def put(surface_id: str) -> dict[str, Any]:
         return {"success": True, "message": f"on {surface_id}"}
 
-    memory = _memory_with_grasp_lessons(
-        tmp_path,
-        "After x: drive, then grasp again succeeded. "
-        "Before a grasp, first drive with target = its object_id.",
-    )
-    (tmp_path / "memory" / "tool_experience" / "put.md").write_text(
-        "# Tool Experience: put\n\n## Success\n\n## Failure\n"
-        "- After y: drive, then put again succeeded. "
-        "Before a put, first drive with target = its surface_id.\n"
-    )
+    memory = _memory_with_grasp_lessons(tmp_path, drive_first("grasp", "x"))
+    write_ledger(tmp_path / "memory", "put", drive_first("put", "y", reuses="surface_id"))
     script = [
         reply(call("drive", target="cup")),
         reply(call("grasp", object_id="cup")),  # fails (out of reach): the failure note instead
@@ -859,10 +848,10 @@ def _counted_grasp_and_drive() -> tuple[Any, Any, list[str]]:
     return grasp, drive, ran
 
 
-_DRIVE_FIRST = (
-    'After "object out of reach": drive with target = the failed call\'s object_id, standoff_m = 0, '
-    "then grasp again succeeded. Before a grasp, first drive with target = its object_id, standoff_m = 0."
-)
+_DRIVE_FIRST = drive_first(standoff_m=0)
+"""'After "object out of reach": drive with target = the failed call's object_id, standoff_m = 0,
+then grasp again succeeded. Before a grasp, first drive with target = its object_id, standoff_m = 0.'
+and that as data."""
 
 
 def test_a_first_call_without_its_ledgers_step_is_held_once_with_the_step_bound_to_it(tmp_path: Path) -> None:
@@ -913,7 +902,8 @@ def test_a_first_call_without_its_ledgers_step_is_held_once_with_the_step_bound_
     steps = [(s.tool, s.refused) for s in task.trajectory.steps]
     assert steps == [("drive", False), ("grasp", True), ("drive", False), ("grasp", False)]
     assert task.trajectory.steps[1].refusal == "held_by_experience"
-    assert memory.failure_lessons("grasp") == [_DRIVE_FIRST]  # a held call teaches nothing
+    # a held call teaches nothing
+    assert memory.failure_lessons("grasp") == [LedgerLesson(_DRIVE_FIRST.text, _DRIVE_FIRST)]
 
 
 def test_repeating_the_last_call_while_a_call_waits_for_its_step_is_held_once(tmp_path: Path) -> None:

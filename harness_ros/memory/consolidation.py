@@ -99,6 +99,8 @@ class ConsolidationDecision:
     """Not accepted yet: kept in ``held/`` for the operator's review (rule ``held:<reason>``)."""
     reason: str | None = None
     """Why an invalid entry (rule ``invalid_entry``) was dropped."""
+    lesson: dict[str, Any] | None = None
+    """A harness-written tool lesson's data (``RecoveryLesson.to_json``), written with its text."""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind}
@@ -114,6 +116,8 @@ class ConsolidationDecision:
             data["held"] = True
         if self.reason is not None:
             data["reason"] = self.reason
+        if self.lesson is not None:
+            data["lesson"] = self.lesson
         return data
 
 
@@ -327,6 +331,7 @@ def decide(
             rule = f"held:{reason}"
         if rule is None or held:
             batch_ledger.add((tool, key))
+        lesson = getattr(experience, "lesson", None)
         decisions.append(
             ConsolidationDecision(
                 "tool_experience",
@@ -337,6 +342,7 @@ def decide(
                 tool=tool,
                 outcome=experience.outcome,
                 held=held,
+                lesson=lesson.to_json() if lesson is not None else None,
             )
         )
     return decisions

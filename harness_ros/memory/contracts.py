@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from harness_ros.memory.world_contracts import WorldFactEntry
+
+if TYPE_CHECKING:
+    from harness_ros.memory.lessons import RecoveryLesson
 
 __all__ = [
     "SECTIONS",
     "DurableMemoryEntry",
+    "LedgerLesson",
+    "LedgerProblem",
     "MemoryConsolidation",
     "MemoryConsolidatorProtocol",
     "TaskNotesSnapshot",
@@ -51,6 +56,36 @@ class ToolExperienceEntry:
     text: str
     confidence: Any
     """As ``DurableMemoryEntry.confidence``: validated by FileMemory."""
+    lesson: RecoveryLesson | None = None
+    """The recovery the harness saw, as data (``text`` is rendered from it); None for a
+    model's entry. Written into the ledger with the text, read back by what acts on it."""
+
+
+@dataclass(frozen=True)
+class LedgerLesson:
+    """One line of a tool's ledger as it reads now: its text (an operator may have edited
+    it) and the recovery lesson stored with it, or None (a model's or an operator's words,
+    a lesson written before lessons were data, or data that could not be read)."""
+
+    text: str
+    lesson: RecoveryLesson | None = None
+
+
+@dataclass(frozen=True)
+class LedgerProblem:
+    """A ledger line whose data part is not a lesson: reported, its text kept and used as
+    words, its data not used."""
+
+    path: str
+    line: int
+    field: str
+    message: str
+
+    def describe(self) -> str:
+        return (
+            f"{self.path} line {self.line}: lesson data, field {self.field!r}: {self.message} "
+            "(entry kept as words, its data not used)"
+        )
 
 
 @dataclass(frozen=True)

@@ -5,20 +5,48 @@ entry. Everything else (text before the first section, any other section, non-bu
 lines inside a controlled section) belongs to the operator: it is kept byte for byte
 on every write and never projected to the model. Writes only insert lines, so an
 edit can never lose what was already there.
+
+A bullet may end with a data part the harness wrote, ``<!-- harness-ros lesson {...} -->``
+(an HTML comment: invisible where the Markdown is rendered, on the entry's own line so it
+goes with the entry when the line is deleted or moved). It is no part of the entry's text.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["SectionedDocument", "normalize_heading"]
+__all__ = ["DATA_MARKER", "Bullet", "SectionedDocument", "normalize_heading", "with_data"]
 
 _HEADING = re.compile(r"^(#{1,2})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _BULLET = re.compile(r"^[ \t]{0,3}[-*+][ \t]+(.*?)\s*$")
 _LABEL = re.compile(r"^\[([a-z-]+)\][ \t]*")
+DATA_MARKER = "harness-ros lesson"
+_DATA = re.compile(r"[ \t]*<!--[ \t]*" + re.escape(DATA_MARKER) + r"(?![\w-])(.*)$")
+
+
+def with_data(text: str, data: Mapping[str, Any]) -> str:
+    """``text`` with ``data`` as its data part: JSON on one line, ASCII (no character a
+    line split would break at), ``<`` and ``>`` escaped so it cannot close the comment."""
+    payload = json.dumps(dict(data), ensure_ascii=True, sort_keys=False, separators=(", ", ": "))
+    payload = payload.replace("<", "\\u003c").replace(">", "\\u003e")
+    return f"{text} <!-- {DATA_MARKER} {payload} -->"
+
+
+@dataclass(frozen=True)
+class Bullet:
+    """One entry of a controlled section."""
+
+    line: int
+    """Its line number in the file (1-based)."""
+    text: str
+    """The entry's text: a known label and the data part removed."""
+    data: str | None = None
+    """What follows the data part's marker (``{...} -->`` when well formed); None without one."""
 
 
 def normalize_heading(text: str) -> str:
@@ -78,18 +106,25 @@ class SectionedDocument:
 
     def entries(self, name: str, *, labels: Sequence[str] = ()) -> list[str]:
         """Bullet texts of every section called ``name``, a leading known ``[label]`` removed."""
-        found: list[str] = []
+        return [bullet.text for bullet in self.bullets(name, labels=labels)]
+
+    def bullets(self, name: str, *, labels: Sequence[str] = ()) -> list[Bullet]:
+        """The entries of every section called ``name``, each with its line and data part."""
+        found: list[Bullet] = []
         for section in self._find(name):
-            for line in self.lines[section.start + 1 : section.end]:
-                match = _BULLET.match(line.rstrip("\r\n"))
+            for index in range(section.start + 1, section.end):
+                match = _BULLET.match(self.lines[index].rstrip("\r\n"))
                 if not match or not match.group(1):
                     continue
                 text = match.group(1)
                 label = _LABEL.match(text)
                 if label and label.group(1) in labels:
                     text = text[label.end() :]
+                data = _DATA.search(text)
+                if data is not None:
+                    text = text[: data.start()]
                 if text.strip():
-                    found.append(text.strip())
+                    found.append(Bullet(index + 1, text.strip(), data.group(1).strip() if data else None))
         return found
 
     def _newline(self) -> str:

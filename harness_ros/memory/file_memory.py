@@ -45,6 +45,8 @@ from harness_ros.memory.consolidation import (
     tally,
 )
 from harness_ros.memory.contracts import (
+    LedgerLesson,
+    LedgerProblem,
     MemoryConsolidation,
     MemoryConsolidatorProtocol,
     TaskNotesSnapshot,
@@ -285,11 +287,33 @@ class FileMemory:
     def ledger_entries(self, tool: str) -> dict[str, list[str]]:
         return self.store.ledger_entries(tool)
 
-    def failure_lessons(self, tool: str) -> list[str]:
+    def failure_lessons(self, tool: str) -> list[LedgerLesson]:
         """The Failure lines of ``tool``'s ledger that pass the memory guard now (a ledger
-        can be edited by hand; these go into a prompt as they are, not as a summary)."""
-        lines = self.ledger_entries(tool).get("failure", [])
-        return [line for line in lines if screen(line, self.poisoning_rules).accepted]
+        can be edited by hand; these go into a prompt as they are, not as a summary), each
+        with the recovery lesson stored with it (None: words only). A lesson's rendered
+        words pass the guard too: the note bound to a failed call is made from them."""
+        lessons, _ = self.store.ledger_lessons(tool)
+        return [
+            found
+            for found in lessons
+            if screen(found.text, self.poisoning_rules).accepted
+            and (found.lesson is None or screen(found.lesson.text, self.poisoning_rules).accepted)
+        ]
+
+    def ledger_problems(self, tool_names: Iterable[str]) -> list[LedgerProblem]:
+        """The ledger lines of these tools whose data part is not a lesson, each reported (a
+        warning and a ``ledger_line_malformed`` notice naming the file, the line and what is
+        wrong); the entries are kept as words."""
+        problems: list[LedgerProblem] = []
+        for tool in tool_names:
+            if not valid_tool_name(tool) or not self.store.ledger_path(tool).is_file():
+                continue
+            for outcome in ("success", "failure"):
+                problems += self.store.ledger_lessons(tool, outcome)[1]
+        for problem in problems:
+            logger.warning("%s", problem.describe())
+            self._notify({"notice": "ledger_line_malformed", "message": problem.describe()})
+        return problems
 
     def resident_memory(self) -> str:
         """The Resident-context projection (``resident.render_resident``); over
@@ -718,6 +742,8 @@ class FileMemory:
 
     def tool_experience_summaries(self, tool_names: Iterable[str]) -> dict[str, str]:
         """Summary per tool that has a non-empty ledger; a changed ledger is re-summarised once."""
+        names = list(tool_names)
+        self.ledger_problems(names)
         return self.summaries.summaries(
-            tool_names, summarizer=self.summarizer, poisoning_rules=self.poisoning_rules
+            names, summarizer=self.summarizer, poisoning_rules=self.poisoning_rules
         )

@@ -22,8 +22,9 @@ from typing import Any
 
 from harness_ros.errors import MemoryStoreError
 from harness_ros.memory.consolidation import LABELS, OUTCOME_SECTIONS, dedup_key
-from harness_ros.memory.contracts import SECTIONS
-from harness_ros.memory.document import SectionedDocument
+from harness_ros.memory.contracts import SECTIONS, LedgerLesson, LedgerProblem
+from harness_ros.memory.document import Bullet, SectionedDocument, with_data
+from harness_ros.memory.lessons import LessonDataError, RecoveryLesson
 from harness_ros.memory.storage import (
     append_bytes,
     atomic_write_bytes,
@@ -51,6 +52,38 @@ JOURNAL_FILE = ".journal.json"
 
 _MEMORY_TEMPLATE = "# Memory\n\n## Preferences\n## Conventions\n## General Lessons\n"
 _LEDGER_TEMPLATE = "# Tool Experience: {tool}\n\n## Success\n## Failure\n"
+
+
+def _lesson_of(bullet: Bullet, tool: str) -> RecoveryLesson | None:
+    """The lesson of a ledger line's data part (None without one); ``LessonDataError``
+    names what is wrong with one that is not a lesson of ``tool``."""
+    if bullet.data is None:
+        return None
+    if not bullet.data.endswith("-->"):
+        raise LessonDataError("comment", "the data part's comment is not closed with -->")
+    try:
+        raw = json.loads(bullet.data[: -len("-->")])
+    except ValueError as err:
+        raise LessonDataError("json", f"not JSON: {err}") from None
+    lesson = RecoveryLesson.from_json(raw)
+    if lesson.tool != tool:
+        raise LessonDataError("tool", f"a lesson about {lesson.tool!r} in the {tool!r} ledger")
+    return lesson
+
+
+def _with_lesson(entry: Mapping[str, Any]) -> str:
+    """An accepted ledger entry's line: its text, and its lesson's data part when it has one
+    (a held entry's lesson comes back from a file: read as strictly as the ledger's)."""
+    text = str(entry["text"])
+    raw = entry.get("lesson")
+    if raw is None:
+        return text
+    try:
+        lesson = RecoveryLesson.from_json(raw)
+    except LessonDataError as err:
+        logger.warning("The lesson data of %r is not written (%s): the entry is kept as words", text, err)
+        return text
+    return with_data(text, lesson.to_json())
 
 
 class MemoryStore:
@@ -146,6 +179,25 @@ class MemoryStore:
         document = SectionedDocument(read_text(self.ledger_path(tool)) or "")
         return {outcome: document.entries(section) for outcome, section in OUTCOME_SECTIONS.items()}
 
+    def ledger_lessons(
+        self, tool: str, outcome: str = "failure"
+    ) -> tuple[list[LedgerLesson], list[LedgerProblem]]:
+        """The ``outcome`` entries of ``tool``'s ledger, each with the lesson its data part
+        holds, and a problem for each data part that is not a lesson of this tool (its
+        entry is kept, as words without data). Never raises for what the file holds."""
+        path = self.ledger_path(tool)
+        document = SectionedDocument(read_text(path) or "")
+        lessons: list[LedgerLesson] = []
+        problems: list[LedgerProblem] = []
+        for bullet in document.bullets(OUTCOME_SECTIONS[outcome]):
+            try:
+                lesson = _lesson_of(bullet, tool)
+            except LessonDataError as err:
+                problems.append(LedgerProblem(str(path), bullet.line, err.field, err.message))
+                lesson = None
+            lessons.append(LedgerLesson(bullet.text, lesson))
+        return lessons, problems
+
     # ------------------------------------------------------------------ task notes file
 
     def write_notes(self, text: str) -> None:
@@ -202,13 +254,14 @@ class MemoryStore:
 
     def write_accepted(self, accepted: Sequence[Mapping[str, Any]]) -> None:
         """Insert accepted entries not already present (caller holds the lock)."""
-        by_ledger: dict[tuple[str, str], list[str]] = {}
+        by_ledger: dict[tuple[str, str], list[tuple[str, str]]] = {}
         by_section: dict[str, list[str]] = {}
         for entry in accepted:
             if entry["kind"] == "memory":
                 by_section.setdefault(entry["section"], []).append(entry["text"])
             else:
-                by_ledger.setdefault((entry["tool"], entry["outcome"]), []).append(entry["text"])
+                line = _with_lesson(entry)
+                by_ledger.setdefault((entry["tool"], entry["outcome"]), []).append((entry["text"], line))
         for tool in sorted({tool for tool, _ in by_ledger}):
             path = self.ledger_path(tool)
             document = SectionedDocument(read_text(path) or _LEDGER_TEMPLATE.format(tool=tool))
@@ -217,7 +270,11 @@ class MemoryStore:
             }
             changed = False
             for outcome, section in OUTCOME_SECTIONS.items():
-                new = [text for text in by_ledger.get((tool, outcome), []) if dedup_key(text) not in present]
+                new = [
+                    line
+                    for text, line in by_ledger.get((tool, outcome), [])
+                    if dedup_key(text) not in present
+                ]
                 document.add_entries(section, new, order=("Success", "Failure"))
                 changed = changed or bool(new)
             if changed:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from harness_ros.trajectory.reasons import failure_phrases
 
-__all__ = ["items_about", "left_of", "named_calls"]
+__all__ = ["items_about", "left_after", "left_of", "named_calls", "shortened"]
 
 _ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _MAX_ITEM_CHARS = 400
@@ -40,8 +40,18 @@ def _items(text: str) -> Iterable[str]:
         yield " ".join(item)
 
 
+def shortened(item: str) -> str:
+    """An item as a note shows it: at most ``_MAX_ITEM_CHARS`` characters."""
+    return item if len(item) <= _MAX_ITEM_CHARS else f"{item[:_MAX_ITEM_CHARS]}..."
+
+
 def items_about(text: str, reason: str, *, limit: int = 2) -> list[str]:
-    """Up to ``limit`` list items of ``text`` that name a failure phrase of ``reason``."""
+    """Up to ``limit`` list items of ``text`` that name a failure phrase of ``reason``.
+
+    This reads the robot's failure reason and text people or a model wrote (a skill's
+    body, a model's or an operator's ledger line), never English the harness wrote: what
+    the harness learnt itself is matched by the failure its lesson's data holds
+    (``memory.lessons.RecoveryLesson.failure``)."""
     phrases = failure_phrases(reason)
     if not phrases:
         return []
@@ -49,7 +59,7 @@ def items_about(text: str, reason: str, *, limit: int = 2) -> list[str]:
     for item in _items(text):
         folded = item.lower()
         if any(phrase in folded for phrase in phrases):
-            found.append(item if len(item) <= _MAX_ITEM_CHARS else f"{item[:_MAX_ITEM_CHARS]}...")
+            found.append(shortened(item))
             if len(found) >= limit:
                 break
     return found
@@ -79,9 +89,14 @@ def left_of(item: str, tools: Sequence[str], done: Sequence[str]) -> list[str]:
     of them was done. The 1.5B, with "navigate_to the object itself (...), then pick_object
     again" in view and the navigate_to done, drove there again (p 0.69); told what was left
     of it, it picked (p 0.71)."""
-    named = named_calls(item, tools)
+    return left_after(named_calls(item, tools), done)
+
+
+def left_after(named: Sequence[str], done: Sequence[str]) -> list[str]:
+    """The calls of ``named`` left once the calls ``done`` are taken off its front; [] when
+    none of them was done."""
     at = 0
     for call in done:
         if at < len(named) and named[at] == call:
             at += 1
-    return named[at:] if at else []
+    return list(named[at:]) if at else []

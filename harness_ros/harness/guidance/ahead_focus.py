@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness_ros.harness.guidance.contracts import Focus, GuidancePoint, TaskView
-from harness_ros.memory.evidence import step_ahead
 
 __all__ = ["AheadFocus"]
 
@@ -36,7 +35,7 @@ class AheadFocus:
         for name in view.registry.names():
             if name in called or not view.physical(name):
                 continue
-            steps = [found for lesson in view.failure_lessons(name) if (found := step_ahead(lesson))]
+            steps = view.steps_ahead(name)
             if not steps:
                 continue
             if last == steps[0].first_call:

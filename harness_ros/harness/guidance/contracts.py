@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from harness_ros.model.contracts import ModelProfile, ToolCall
 
 if TYPE_CHECKING:
-    from harness_ros.memory.evidence import StepAhead
+    from harness_ros.memory.contracts import LedgerLesson
+    from harness_ros.memory.lessons import StepAhead
     from harness_ros.skills import SkillSession
     from harness_ros.tools import ToolRegistry
     from harness_ros.trajectory import TrajectoryStep
@@ -104,8 +105,9 @@ class TaskView:
     registry: ToolRegistry
     check: Callable[[ToolCall], str | None]
     """Why a call is malformed (``ToolCallRunner.check``), or None."""
-    ledger: Callable[[str], list[str]] | None
-    """A tool's Failure lessons that pass the memory guard; None: the task has no memory."""
+    ledger: Callable[[str], list[LedgerLesson]] | None
+    """A tool's Failure lessons that pass the memory guard, each with its data (the
+    recovery lesson the harness wrote, or None: words only); None: the task has no memory."""
     skills: SkillSession | None
     holds: tuple[Hold, ...] = ()
     """The calls held so far in this task, oldest first."""
@@ -123,7 +125,7 @@ class TaskView:
         """The robot calls of the trajectory; with ``refused`` the refused ones too."""
         return [s for s in self.steps if self.physical(s.tool) and (refused or not s.refused)]
 
-    def failure_lessons(self, tool: str) -> list[str]:
+    def failure_lessons(self, tool: str) -> list[LedgerLesson]:
         """``tool``'s Failure lessons; [] without memory or when its ledger cannot be read."""
         if self.ledger is None:
             return []
@@ -132,6 +134,12 @@ class TaskView:
         except Exception:  # a ledger that cannot be read hides nothing the model needs now
             logger.exception("reading the %s ledger failed", tool)
             return []
+
+    def steps_ahead(self, tool: str) -> list[StepAhead]:
+        """The steps to take before ``tool``'s first call that its ledger's lessons give, from
+        their data only: a lesson in words alone (a model's, an operator's, one written before
+        lessons were data) gives none, however it is worded."""
+        return [step for found in self.failure_lessons(tool) if found.lesson and (step := found.lesson.step)]
 
     @property
     def last_hold(self) -> Hold | None:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from harness_ros.harness.guidance.common import call_text, failure_clause, open_failure, since_line
 from harness_ros.harness.guidance.contracts import Focus, GuidancePoint, TaskView
-from harness_ros.memory.evidence import bound_to_call
-from harness_ros.skills.guidance import items_about, left_of, named_calls
-from harness_ros.trajectory.reasons import failure_reason
+from harness_ros.skills.guidance import items_about, left_after, named_calls, shortened
+from harness_ros.trajectory import TrajectoryStep
+from harness_ros.trajectory.reasons import failure_phrases, failure_reason
 
 __all__ = ["FailureFocus"]
 
@@ -56,13 +56,11 @@ class FailureFocus:
             # skill's name got that name, not a tool (the 1.5B, ten times after a slip).
             lines.append("The loaded skill says about it:")
             lines += [f"- {item}" for item in said]
-        learnt: list[str] = []
-        if view.ledger is not None:
-            ledger = "\n".join(f"- {entry}" for entry in view.failure_lessons(step.tool))
-            learnt = [bound_to_call(item, step.arguments) for item in items_about(ledger, reason)]
-            if learnt:
-                lines.append(f"Your experience with {step.tool} says about it:")
-                lines += [f"- {item}" for item in learnt]
+        tools = [name for name in view.registry.names() if name]
+        learnt = _learnt(view, step, reason, tools) if view.ledger is not None else []
+        if learnt:
+            lines.append(f"Your experience with {step.tool} says about it:")
+            lines += [f"- {item}" for item, _ in learnt]
         if not said and not learnt and session is not None:
             # The 1.5B, after a failed pick with no skill loaded and no lesson on it, drove on
             # to the target without the cup; the catalog's description alone did not bring it
@@ -76,8 +74,10 @@ class FailureFocus:
                     f'call load_skill with name "{covering.name}".'
                 )
         done = [s.tool for s in since if not s.failed]
-        tools = [name for name in view.registry.names() if name]
-        left = next((rest for item in (*said, *learnt) if (rest := left_of(item, tools, done))), [])
+        # The calls each item names: a skill's in its words (people wrote them), a lesson's
+        # from its data where it has some.
+        named = [named_calls(item, tools) for item in said] + [calls for _, calls in learnt]
+        left = next((rest for calls in named if (rest := left_after(calls, done))), [])
         if step.tool in left:  # up to the failed tool again: a lesson goes on with "Before a ..."
             left = left[: left.index(step.tool) + 1]
         if left:
@@ -85,7 +85,34 @@ class FailureFocus:
             lines.append(f"The {', '.join(dict.fromkeys(done))} step is done; what is left of it: {todo}.")
         else:
             # Last, the tool that starts the fix: what a decision started as a call reads last.
-            first = next((named[0] for item in (*said, *learnt) if (named := named_calls(item, tools))), None)
+            first = next((calls[0] for calls in named if calls), None)
             if first is not None:
                 lines.append(f"Its first call: {first}.")
         return Focus(self.name, "\n".join(lines))
+
+
+def _learnt(
+    view: TaskView, step: TrajectoryStep, reason: str, tools: list[str]
+) -> list[tuple[str, list[str]]]:
+    """Up to two of the failed tool's ledger lessons on ``reason``, each as the note shows it
+    and with the calls it names, in the ledger's order.
+
+    A lesson the harness wrote is chosen by the failure its data holds and shown bound to
+    the failed call (``RecoveryLesson.bound_text``: in a note about a failed pick of
+    blue_mug, "navigate_to with target = the failed call's object_id" left the 1.5B driving
+    to the surface again, six times). Words without data (a model's, an operator's, a
+    lesson written before lessons were data) are chosen by ``items_about``, which matches
+    the robot's reason against those words, and shown as written."""
+    phrases = failure_phrases(reason)
+    learnt: list[tuple[str, list[str]]] = []
+    for found in view.failure_lessons(step.tool):
+        lesson = found.lesson
+        if lesson is not None:
+            if lesson.failure.casefold() in phrases:
+                calls = [name for name in lesson.calls if name in tools]
+                learnt.append((shortened(lesson.bound_text(step.arguments)), calls))
+        else:
+            learnt += [(item, named_calls(item, tools)) for item in items_about(f"- {found.text}", reason)]
+        if len(learnt) >= 2:
+            break
+    return learnt[:2]

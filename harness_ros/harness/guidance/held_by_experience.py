@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from harness_ros.harness.guidance.common import call_of
 from harness_ros.harness.guidance.contracts import GuidancePoint, Hold, TaskView
-from harness_ros.memory.evidence import step_ahead
 
 __all__ = ["HeldByExperience"]
 
@@ -37,7 +36,7 @@ class HeldByExperience:
             return None  # not its first call: after a failure the failure note takes over
         if view.was_held(call.name, call.arguments):
             return None
-        steps = [found for lesson in view.failure_lessons(call.name) if (found := step_ahead(lesson))]
+        steps = view.steps_ahead(call.name)
         bound = [found for found in steps if found.bound(call.arguments)]
         if not bound or any(found.taken(physical, call.arguments) for found in bound):
             return None
