@@ -81,18 +81,23 @@ format: $(STAMP)
 	$(BIN)/ruff format harness_ros sim test launch bench scripts setup.py
 	$(BIN)/ruff check --fix harness_ros sim test launch bench scripts setup.py
 
-# The suite in two phases, each its own pytest summary: the tests that need no DDS domain
-# on every core (pytest-xdist, TEST_JOBS workers), then the `dds` ones (they take ros_env,
-# test/conftest.py marks them) one at a time. Both phases run; the first failure's status
-# is make's. Soaks and benchmark runs (marker `bench`) are `make bench`'s.
-# pytest exits 5 when it collected no test: that is a failure here too.
+# The suite in three phases, each its own pytest summary: the tests that need no DDS domain
+# on every core (pytest-xdist, TEST_JOBS workers); the `dds` ones (they take ros_env,
+# test/conftest.py marks them; each has its own domain) on DDS_JOBS workers: they mostly
+# wait on discovery and other processes (about a fifth of a core each), so three at once
+# took 66 s where one at a time took 159 s; then the `serial` ones (a language model, a
+# physics engine or a whole eval, CPU-heavy and timed) one at a time. All phases run; the
+# first failure's status is make's. Soaks and benchmark runs (marker `bench`) are `make
+# bench`'s. pytest exits 5 when it collected no test: that is a failure here too.
 TEST_JOBS ?= auto
-PYTEST := HARNESS_REQUIRE_LOCAL_MODEL=$(TEST_LOCAL_MODEL) $(BIN)/python -m pytest -q
+DDS_JOBS ?= 3
+PYTEST := HARNESS_REQUIRE_LOCAL_MODEL=$(TEST_LOCAL_MODEL) $(BIN)/python -m pytest -q --durations=15
 
 test: $(STAND_IN_STAMP) lint typecheck test-model
 	@status=0; \
 	$(PYTEST) -n $(TEST_JOBS) -m "not dds and not bench" test || status=$$?; \
-	$(PYTEST) -m "dds and not bench" test || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
+	$(PYTEST) -n $(DDS_JOBS) -m "dds and not serial and not bench" test || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
+	$(PYTEST) -m "dds and serial and not bench" test || { s=$$?; [ $$status -ne 0 ] || status=$$s; }; \
 	exit $$status
 
 # The benchmark scripts, then the soaks and benchmark runs of the test suite (marker `bench`).

@@ -337,6 +337,7 @@ def _failed_in_run_folders(arm_dir: Path) -> Counter[str]:
     return failed
 
 
+@pytest.mark.serial
 @pytest.mark.ros
 @pytest.mark.slow
 def test_two_episode_scripted_eval_end_to_end(tmp_path: Path, ros_env: dict[str, str]) -> None:

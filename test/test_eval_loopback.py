@@ -18,7 +18,7 @@ from support.processes import run_orchestrator
 from harness_ros.testing.loopback_llm import LoopbackLLMServer
 from harness_ros_sim.demo.policy import purpose_of, scripted_reply
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 
 def test_one_episode_eval_through_a_model_server_counts_tokens(

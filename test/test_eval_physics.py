@@ -70,6 +70,7 @@ def test_the_moved_objects_suite_is_refused_on_the_physics_robot(tmp_path: Path)
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.serial
 @pytest.mark.ros
 @pytest.mark.slow
 def test_one_scripted_episode_per_arm_on_the_physics_robot(tmp_path: Path, ros_env: dict[str, str]) -> None:

@@ -152,6 +152,7 @@ def test_what_differs_from_how_an_arm_left_the_world_was_moved_by_someone_else()
     assert moved_by_others(left, where) == ("blue_mug", "green_bottle")
 
 
+@pytest.mark.serial
 @pytest.mark.ros
 @pytest.mark.slow
 def test_moved_objects_eval_two_scripted_episodes_per_arm(tmp_path: Path, ros_env: dict[str, str]) -> None:

@@ -27,7 +27,7 @@ pytest.importorskip("rclpy")
 from harness_ros.local_model.catalog import LOCAL_MODELS
 from harness_ros.local_model.install import runtime_installed
 
-pytestmark = [pytest.mark.ros, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.ros, pytest.mark.serial, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "harness_ros.cli"]

@@ -30,7 +30,7 @@ import pytest
 from harness_ros.local_model.catalog import LOCAL_MODELS
 from harness_ros.local_model.install import runtime_installed
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(1000)]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial, pytest.mark.timeout(1000)]
 
 INSTRUCTION = "Fetch the green bottle from the coffee table and put it on the kitchen table."
 MAX_TURNS = 4

@@ -30,7 +30,7 @@ from harness_ros.evaluation import ChecksEvaluator, EvaluationGate, Verdict, Ver
 from harness_ros.observation.contracts import Observation
 from harness_ros.tools import ToolSpec
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "robots" / "stretch3_physics.yaml"
 WAIT_S = 30.0

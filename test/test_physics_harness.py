@@ -140,6 +140,7 @@ def physics_robot(ros_env: dict[str, str], tmp_path: Path) -> Iterator[subproces
     _stop(process)
 
 
+@pytest.mark.serial
 @pytest.mark.ros
 def test_a_scripted_fetch_on_the_physics_robot(
     ros_env: dict[str, str], ros_context: Any, physics_robot: subprocess.Popen[bytes], tmp_path: Path

@@ -22,7 +22,7 @@ pytest.importorskip("harness_sim_msgs", reason="build it first: scripts/build_in
 pytest.importorskip("nav2_msgs", reason="the test stand-ins: make test-interfaces")
 pytest.importorskip("control_msgs", reason="the test stand-ins: make test-interfaces")
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 
 WAIT_S = 30.0
 TOPICS = (
