@@ -138,7 +138,7 @@ def test_a_data_part_that_is_no_lesson_is_reported_and_its_entry_kept_as_words(t
     at = next(number for number, line in enumerate(lines, 1) if line.startswith(f"- {WORDS}"))
     second = "Drive closer first when the object is out of reach."
     lines[at - 1] = lines[at - 1].replace('"ahead": true', '"ahead": "yes"')
-    lines.append(f"- {second} <!-- harness-ros lesson {{not json -->\n")
+    lines.append(f"- {second} <!-- harness_ros lesson {{not json -->\n")
     path.write_text("".join(lines))
     memory.tool_experience_summaries(["pick_object", "navigate_to"])
     warnings = [n["message"] for n in memory.take_notices() if n.get("notice") == "ledger_line_malformed"]
@@ -167,7 +167,7 @@ def test_a_lesson_goes_to_the_ledger_and_comes_back_the_same(tmp_path: Path) -> 
     assert (found.text, found.lesson) == (WORDS, entry.lesson)
     # On the entry's own line: an HTML comment, JSON inside, the sentence before it.
     [line] = [line for line in _ledger(memory).read_text().splitlines() if line.startswith("- After")]
-    words, data = line.split(" <!-- harness-ros lesson ")
+    words, data = line.split(" <!-- harness_ros lesson ")
     assert words == f"- {WORDS}" and data.endswith(" -->")
     assert json.loads(data[: -len(" -->")]) == {
         "v": 1,
@@ -178,3 +178,34 @@ def test_a_lesson_goes_to_the_ledger_and_comes_back_the_same(tmp_path: Path) -> 
     }
     # The model is never shown the data part: not in a ledger's entries, not in the audit.
     assert "<!--" not in json.dumps(memory.ledger_entries("pick_object"))
+
+
+def test_the_same_recovery_after_an_operator_reworded_its_lesson_is_a_duplicate(tmp_path: Path) -> None:
+    memory = _learnt(tmp_path / "memory")
+    path = _ledger(memory)
+    path.write_text(path.read_text().replace(WORDS, "Drive right up to the cup before you pick it."))
+    trajectory = {
+        "task_id": "t2",
+        "goal": "bring the cup",
+        "phase": "",
+        "status": "completed",
+        "events": REACH,
+    }
+    again = memory.consolidate_trajectory(trajectory, allowed_tools=TOOLS)
+    assert [d["rule"] for d in again["decisions"]] == ["duplicate_existing"]
+    assert len(memory.failure_lessons("pick_object")) == 1
+
+
+def test_a_held_lesson_accepted_by_the_operator_keeps_its_data(tmp_path: Path) -> None:
+    from harness_ros.memory.evidence import recovery_lessons
+
+    [entry] = recovery_lessons(steps_from(REACH), TOOLS)
+    assert entry.lesson is not None
+    memory = FileMemory(tmp_path / "memory")
+    record = {"kind": "tool_experience", "tool": "pick_object", "outcome": "failure", "text": entry.text}
+    with memory.store.lock():
+        memory.store.write_held([{**record, "lesson": entry.lesson.to_json(), "rule": "held:x", "time": 1.0}])
+    [held] = memory.held_entries()
+    memory.review_held(held["id"], accept=True)
+    [found] = memory.failure_lessons("pick_object")
+    assert (found.text, found.lesson) == (WORDS, entry.lesson)

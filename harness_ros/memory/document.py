@@ -6,7 +6,7 @@ lines inside a controlled section) belongs to the operator: it is kept byte for 
 on every write and never projected to the model. Writes only insert lines, so an
 edit can never lose what was already there.
 
-A bullet may end with a data part the harness wrote, ``<!-- harness-ros lesson {...} -->``
+A bullet may end with a data part the harness wrote, ``<!-- harness_ros lesson {...} -->``
 (an HTML comment: invisible where the Markdown is rendered, on the entry's own line so it
 goes with the entry when the line is deleted or moved). It is no part of the entry's text.
 """
@@ -25,7 +25,7 @@ _HEADING = re.compile(r"^(#{1,2})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _BULLET = re.compile(r"^[ \t]{0,3}[-*+][ \t]+(.*?)\s*$")
 _LABEL = re.compile(r"^\[([a-z-]+)\][ \t]*")
-DATA_MARKER = "harness-ros lesson"
+DATA_MARKER = "harness_ros lesson"
 _DATA = re.compile(r"[ \t]*<!--[ \t]*" + re.escape(DATA_MARKER) + r"(?![\w-])(.*)$")
 
 

@@ -678,6 +678,16 @@ class FileMemory:
         world = consolidate_world(self, proposal, steps, operator, dry_run=dry_run)
         return {**tally(decisions), **world}
 
+    def _stored_for_dedup(self, tool: str) -> dict[str, list[str]]:
+        """``tool``'s entries as de-duplication compares them: as the file words them, and
+        each stored lesson also as the harness words it, so the same recovery is a duplicate
+        after an operator reworded its sentence."""
+        entries = self.ledger_entries(tool)
+        for outcome in entries:
+            lessons, _ = self.store.ledger_lessons(tool, outcome)
+            entries[outcome] += [found.lesson.text for found in lessons if found.lesson is not None]
+        return entries
+
     def _decide(
         self, proposal: Any, trajectory: Trajectory, operator: list[str], allowed: list[str]
     ) -> list[ConsolidationDecision]:
@@ -693,7 +703,7 @@ class FileMemory:
             allowed=allowed,
             policy=self.policy,
             memory=self.memory_entries(),
-            ledgers={tool: self.ledger_entries(tool) for tool in tools},
+            ledgers={tool: self._stored_for_dedup(tool) for tool in tools},
         )
 
     # ------------------------------------------------------------------ held, audit, pending
