@@ -1091,7 +1091,8 @@ class EvaluatorConfig(_Model):
     evidence: dict[str, ToolEvidenceConfig] = Field(
         default_factory=dict,
         description="Per evaluated tool: the state sources its evaluation gets and an optional "
-        "deterministic pose check. The goal check at a task's end gets every state source.",
+        "deterministic check (pose_check, arm_pose_check or grasp_check). The goal check at a "
+        "task's end gets every state source.",
     )
 
     @model_validator(mode="after")
