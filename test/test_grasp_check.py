@@ -88,7 +88,11 @@ def test_without_open_above_any_position_above_holding_above_holds() -> None:
             None,
             f"no measured position of '{FINGER}': nothing received on '/joint_states'",
         ),
-        (arm(0.17, age=3.0, stale=True), None, "the joint states from '/joint_states' is STALE (age 3.00 s)"),
+        (
+            arm(0.17, age=3.0, stale=True),
+            None,
+            "the joint reading from '/joint_states' is STALE (age 3.00 s)",
+        ),
         (
             arm(0.17, age=0.8),
             0.3,
@@ -298,8 +302,13 @@ def test_the_grasp_check_is_the_verdict_and_asks_no_model(
         result = next(e for e in events if e.type is EventType.TOOL_RESULT)
         # the model is told the measured reason, not the tool's claim
         assert f"post-condition not met: {reason}" in json.dumps(result.data)
-    ledger = (next((tmp_path / "runs").iterdir()) / "events.jsonl").read_text(encoding="utf-8")
-    assert "grasp check: " in ledger  # the run's ledger (and its HTML report) carry the verdict
+    run_dir = next((tmp_path / "runs").iterdir())
+    assert "grasp check: " in (run_dir / "events.jsonl").read_text(encoding="utf-8")  # the ledger
+    from harness_ros.report import render_html
+    from harness_ros.report.run import load_run
+
+    page = render_html(load_run(run_dir))  # and the run's HTML report
+    assert "<strong>Evidence:</strong> grasp check: " in page
 
 
 def test_kind_checks_fails_closed_for_a_tool_without_a_check(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def check_grasp(
     before the grasp or release finished and is no evidence."""
     joint = limits.joint
     fresh = fresh_reading(
-        reading, limits.source, missing=f"measured position of {joint!r}", stale="joint states"
+        reading, limits.source, missing=f"measured position of {joint!r}", stale="joint reading"
     )
     if isinstance(fresh, PoseCheck):
         return fresh
