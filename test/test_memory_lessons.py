@@ -209,3 +209,27 @@ def test_a_held_lesson_accepted_by_the_operator_keeps_its_data(tmp_path: Path) -
     memory.review_held(held["id"], accept=True)
     [found] = memory.failure_lessons("pick_object")
     assert (found.text, found.lesson) == (WORDS, entry.lesson)
+
+
+def test_a_replay_of_the_recorded_proposals_writes_the_lesson_with_its_data(tmp_path: Path) -> None:
+    # Replay proposes what the run's consolidation decided, the harness's lesson among them:
+    # without its data the replayed ledger would hold nothing.
+    from harness_ros.replay.consolidate import RecordedProposalsConsolidator
+
+    learnt = _learnt(tmp_path / "run")
+    [decision] = [r for r in learnt.audit_records() if r.get("event") == "proposal"]
+    replayed = FileMemory(
+        tmp_path / "replay",
+        consolidator=RecordedProposalsConsolidator({"t1": [decision]}),
+        tool_experience_summarizer=Silent(),
+    )
+    trajectory = {
+        "task_id": "t1",
+        "goal": "bring the cup",
+        "phase": "",
+        "status": "completed",
+        "events": REACH,
+    }
+    replayed.consolidate_trajectory(trajectory, allowed_tools=TOOLS)
+    assert replayed.failure_lessons("pick_object") == learnt.failure_lessons("pick_object")
+    assert _first_pick(replayed) is not None

@@ -297,7 +297,11 @@ class FileMemory:
             found
             for found in lessons
             if screen(found.text, self.poisoning_rules).accepted
-            and (found.lesson is None or screen(found.lesson.text, self.poisoning_rules).accepted)
+            and (
+                found.lesson is None
+                or found.lesson.text == found.text  # as written: screened just now
+                or screen(found.lesson.text, self.poisoning_rules).accepted
+            )
         ]
 
     def ledger_problems(self, tool_names: Iterable[str]) -> list[LedgerProblem]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from harness_ros.errors import ConfigError, HarnessError, LLMError
 from harness_ros.memory.contracts import DurableMemoryEntry, MemoryConsolidation, ToolExperienceEntry
+from harness_ros.memory.lessons import LessonDataError, RecoveryLesson
 from harness_ros.replay.contracts import ConsolidationTarget, RecordedTask, TaskOutcome
 
 __all__ = [
@@ -168,8 +169,22 @@ class RecordedProposalsConsolidator:
                 str(d.get("outcome") or ""),
                 str(d.get("text") or ""),
                 d.get("confidence"),
+                _recorded_lesson(d.get("lesson")),
             )
             for d in decisions
             if d.get("kind") == "tool_experience"
         )
         return MemoryConsolidation(memory_entries=memory, tool_experience_entries=experience)
+
+
+def _recorded_lesson(raw: Any) -> RecoveryLesson | None:
+    """A recorded decision's recovery lesson (its data, so the replayed ledger holds it as
+    the run's did); None without one, or when it is not a lesson (audited runs before
+    lessons were data)."""
+    if raw is None:
+        return None
+    try:
+        return RecoveryLesson.from_json(raw)
+    except LessonDataError as err:
+        logger.warning("A recorded lesson's data is not used: %s", err)
+        return None
