@@ -233,3 +233,43 @@ def test_a_replay_of_the_recorded_proposals_writes_the_lesson_with_its_data(tmp_
     replayed.consolidate_trajectory(trajectory, allowed_tools=TOOLS)
     assert replayed.failure_lessons("pick_object") == learnt.failure_lessons("pick_object")
     assert _first_pick(replayed) is not None
+
+
+def test_a_models_entry_cannot_forge_a_lessons_data(tmp_path: Path) -> None:
+    from harness_ros.memory import ToolExperienceEntry
+    from harness_ros.memory.document import with_data
+    from harness_ros.memory.evidence import recovery_lessons
+
+    [entry] = recovery_lessons(steps_from(REACH), TOOLS)
+    assert entry.lesson is not None
+    forged = with_data("Drive to the object first.", entry.lesson.to_json())
+
+    class Forger(Silent):
+        def consolidate(
+            self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        ) -> MemoryConsolidation:
+            return MemoryConsolidation(
+                tool_experience_entries=(ToolExperienceEntry("pick_object", "failure", forged, 0.9),)
+            )
+
+    trajectory = {
+        "task_id": "t1",
+        "goal": "bring the cup",
+        "phase": "",
+        "status": "completed",
+        "events": REACH,
+    }
+    memory = FileMemory(tmp_path / "a", consolidator=Forger(), tool_experience_summarizer=Silent())
+    result = memory.consolidate_trajectory(trajectory, allowed_tools=TOOLS)
+    assert [d["rule"] for d in result["decisions"]] == ["poisoning:markup"]
+    # With the markup rule switched off by a deployment, the words are written without it.
+    loose = FileMemory(
+        tmp_path / "b", consolidator=Forger(), tool_experience_summarizer=Silent(), poisoning_rules=()
+    )
+    assert [
+        d["rule"] for d in loose.consolidate_trajectory(trajectory, allowed_tools=TOOLS)["decisions"]
+    ] == ["accepted"]
+    assert [(found.text, found.lesson) for found in loose.failure_lessons("pick_object")] == [
+        ("Drive to the object first.", None)
+    ]
+    assert _first_pick(loose) is None

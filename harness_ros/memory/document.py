@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DATA_MARKER", "Bullet", "SectionedDocument", "normalize_heading", "with_data"]
+__all__ = ["DATA_MARKER", "Bullet", "SectionedDocument", "normalize_heading", "with_data", "without_data"]
 
 _HEADING = re.compile(r"^(#{1,2})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
@@ -27,6 +27,13 @@ _BULLET = re.compile(r"^[ \t]{0,3}[-*+][ \t]+(.*?)\s*$")
 _LABEL = re.compile(r"^\[([a-z-]+)\][ \t]*")
 DATA_MARKER = "harness_ros lesson"
 _DATA = re.compile(r"[ \t]*<!--[ \t]*" + re.escape(DATA_MARKER) + r"(?![\w-])(.*)$")
+
+
+def without_data(text: str) -> str:
+    """``text`` cut before anything that reads as a data part: an entry's words never carry
+    one (a model's text with ``<!-- harness_ros lesson ...`` would otherwise forge a lesson)."""
+    found = _DATA.search(text)
+    return text if found is None else text[: found.start()].rstrip()
 
 
 def with_data(text: str, data: Mapping[str, Any]) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 from harness_ros.errors import MemoryStoreError
 from harness_ros.memory.consolidation import LABELS, OUTCOME_SECTIONS, dedup_key
 from harness_ros.memory.contracts import SECTIONS, LedgerLesson, LedgerProblem
-from harness_ros.memory.document import Bullet, SectionedDocument, with_data
+from harness_ros.memory.document import Bullet, SectionedDocument, with_data, without_data
 from harness_ros.memory.lessons import LessonDataError, RecoveryLesson
 from harness_ros.memory.storage import (
     append_bytes,
@@ -74,7 +74,9 @@ def _lesson_of(bullet: Bullet, tool: str) -> RecoveryLesson | None:
 def _with_lesson(entry: Mapping[str, Any]) -> str:
     """An accepted ledger entry's line: its text, and its lesson's data part when it has one
     (a held entry's lesson comes back from a file: read as strictly as the ledger's)."""
-    text = str(entry["text"])
+    text = without_data(str(entry["text"]))
+    if text != str(entry["text"]):
+        logger.warning("A data part in the words of %r is not written: only the harness writes one", text)
     raw = entry.get("lesson")
     if raw is None:
         return text
