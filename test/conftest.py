@@ -7,6 +7,8 @@ Context initialised on that domain and shut down at teardown).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -54,18 +56,54 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("HOME", os.environ.get("HOME") or str(log_dir))
 
 
-@pytest.fixture
-def ros_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    """Reserve a ROS_DOMAIN_ID for this test; yields an env dict for subprocesses."""
+class _RunDomains:
+    """The ROS_DOMAIN_IDs this pytest process tries, in turn, across the whole run.
+
+    domain_coordinator's own selector starts at 1 on every call, so in the serial DDS
+    phase (one process) every test got domain 1, and a participant an earlier test left
+    behind was on the next test's graph (test_graph_check_hints saw '/evidence_test').
+    This one moves on with every reservation (1 to 100, from a per-process start), so a
+    test shares its domain only with a test about a hundred reservations away."""
+
+    def __init__(self) -> None:
+        self._next = os.getpid() % 100
+
+    def __call__(self) -> int:
+        domain = self._next % 100 + 1
+        self._next += 1
+        return domain
+
+
+_RUN_DOMAINS = _RunDomains()
+
+
+@contextlib.contextmanager
+def reserve_domain() -> Iterator[int]:
+    """A ROS_DOMAIN_ID no other process holds (a bound port per id), never the one the
+    previous reservation of this run got."""
     from domain_coordinator import domain_id
 
-    with domain_id() as reserved:
+    with domain_id(selector=_RUN_DOMAINS) as reserved:
+        yield reserved
+
+
+@pytest.fixture
+def ros_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """Reserve a ROS_DOMAIN_ID for this test; yields an env dict for subprocesses.
+
+    At teardown a garbage collection frees the rclpy handles the test left in reference
+    cycles: an rclpy ActionClient holds its node's rcl handle, so a node whose client is
+    only in a cycle keeps its DDS participant on the domain after destroy_node()."""
+    with reserve_domain() as reserved:
         monkeypatch.setenv("ROS_DOMAIN_ID", str(reserved))
         monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         monkeypatch.setenv("FASTDDS_BUILTIN_TRANSPORTS", LARGE_DATA_TRANSPORTS)
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
-        yield env
+        try:
+            yield env
+        finally:
+            gc.collect()
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support.spinning_node import release_node
 from support.waiting import wait_for
 
 from harness_ros.config import load_config
@@ -65,8 +66,10 @@ def robot(ros_context: Any) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
     config = load_config(REPO / "config" / "robot_nav2.yaml")
     node = Node("evidence_test", context=ros_context)
     executor = MultiThreadedExecutor(context=ros_context)
+    spinner: threading.Thread | None = None
     # Everything after the node is inside the try: a setup that fails must not leave the
-    # node on the graph for the next test (test_graph_check_hints saw it).
+    # node on the graph for the next test (test_graph_check_hints saw it). Its tools'
+    # action clients keep it there too unless destroyed: release_node does.
     try:
         state = RosRobotState(node, config.evaluator.state)
         tools = {tool.spec.name: tool for tool in build_ros_tools(node, config.tools)}
@@ -75,8 +78,7 @@ def robot(ros_context: Any) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
         spinner.start()
         yield config, state, tools
     finally:
-        executor.shutdown()
-        node.destroy_node()
+        release_node(node, executor, spinner)
 
 
 def test_navigation_is_judged_against_the_measured_pose(
@@ -106,7 +108,8 @@ def test_navigation_is_judged_against_the_measured_pose(
 
     arrived = StatePublisher(ros_env, "--x", "4.3", "--y", "-1.45", "--yaw-deg", "84")
     try:
-        assert wait_for(lambda: not state.read_state(["base_pose", "odom"])[1].missing, 20.0)
+        # the verdict reads the pose and the odometry: wait for both (they arrive in either order)
+        assert wait_for(lambda: not any(r.missing for r in state.read_state(["base_pose", "odom"])), 20.0)
         verdict = judge()
         assert verdict.status is VerdictStatus.SUCCESS, verdict
         assert "within 0.11 m and 6.0 deg of the request, stopped" in verdict.evidence

@@ -39,9 +39,27 @@ def spinning_node(context: Any, name: str) -> Iterator[Any]:
         yield node
     finally:
         executor.remove_node(node)
-        executor.shutdown(timeout_sec=2.0)
-        node.destroy_node()
-        spinner.join(timeout=2.0)
+        release_node(node, executor, spinner)
+
+
+def release_node(node: Any, executor: Any, spinner: threading.Thread | None, timeout_s: float = 2.0) -> None:
+    """Stop ``executor`` and its ``spinner`` thread, then destroy ``node`` with its waitables.
+
+    rclpy's destroy_node() leaves the node's waitables (action clients) alone, and an
+    ActionClient holds the node's rcl handle: while one lives, so do the node and its DDS
+    participant, seen on the domain by the next test (test_graph_check_hints saw a
+    leftover '/evidence_test'). They are destroyed here once the spinner has let go of
+    them (freeing one while an executor builds its wait set can crash it); if the spinner
+    (if any) does not stop in ``timeout_s``, they are left to the garbage collector."""
+    executor.shutdown(timeout_sec=timeout_s)
+    if spinner is not None:
+        spinner.join(timeout=timeout_s)
+    if spinner is None or not spinner.is_alive():
+        for waitable in list(node.waitables):
+            destroy = getattr(waitable, "destroy", None)  # rclpy's Waitable base has none
+            if destroy is not None:
+                destroy()
+    node.destroy_node()
 
 
 def serve(node: Any, executor: Any, *ready: str) -> int:
