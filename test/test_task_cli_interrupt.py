@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,3 +132,79 @@ def test_a_stop_signal_to_a_busy_node_cancels_the_task_and_exits_cleanly(
     trajectory = json.loads((run / "trajectory.json").read_text(encoding="utf-8"))
     assert "fibonacci" in json.dumps(trajectory), trajectory  # the cancelled call is kept
     assert "cancelled" in (run / "report.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------- bounded after Ctrl-C
+DEAF_NODE = Path(__file__).resolve().parent / "support" / "deaf_task_node.py"
+
+
+@pytest.fixture
+def deaf_node(ros_env: dict[str, str]) -> Iterator[ServerProcess]:
+    """A /harness stand-in that starts every task and ignores every cancel."""
+    node = ServerProcess("/harness", ros_env, script=DEAF_NODE)
+    try:
+        assert node.wait_for_line("ready", 60), node.output
+        yield node
+    finally:
+        node.stop()
+
+
+def started_task(env: dict[str, str], node: ServerProcess) -> Lines:
+    task = start_task(env)
+    assert task.wait_for(" started (model: ", 90), "\n".join(task.lines)
+    assert node.wait_for_line(f"started {task_id(task)}", 30), node.output
+    return task
+
+
+def task_id(task: Lines) -> str:
+    (line,) = [line for line in task.lines if " started (model: " in line]
+    return line.split()[1]
+
+
+def test_ctrl_c_while_the_node_never_confirms_the_cancel_ends_in_bounded_time_and_says_so(
+    deaf_node: ServerProcess, ros_env: dict[str, str]
+) -> None:
+    from harness_ros.commands.task import INTERRUPT_CANCEL_WAIT_S
+
+    task = started_task(ros_env, deaf_node)
+    sent = time.monotonic()
+    task.proc.send_signal(signal.SIGINT)
+    output = task.finish(INTERRUPT_CANCEL_WAIT_S + 25)
+    took = time.monotonic() - sent
+    assert task.proc.returncode == 130, output
+    assert deaf_node.wait_for_line(f"ignored cancel {task_id(task)}", 10), deaf_node.output  # it was asked
+    assert (
+        f"interrupted: /harness did not confirm within {INTERRUPT_CANCEL_WAIT_S:g} s that it cancelled "
+        f"task {task_id(task)}; the task may still be running" in output
+    ), output
+    assert "Traceback" not in output, output
+    assert took >= INTERRUPT_CANCEL_WAIT_S, took  # it did wait for the confirmation
+
+
+def test_a_second_ctrl_c_ends_the_command_at_once(deaf_node: ServerProcess, ros_env: dict[str, str]) -> None:
+    task = started_task(ros_env, deaf_node)
+    task.proc.send_signal(signal.SIGINT)
+    assert task.wait_for("interrupted: cancelling task ", 20), "\n".join(task.lines)
+    sent = time.monotonic()
+    task.proc.send_signal(signal.SIGINT)
+    output = task.finish(10)
+    # SIGINT's default action: the kernel ends the process, whatever its main thread does
+    assert task.proc.returncode == -signal.SIGINT, output
+    assert time.monotonic() - sent < 3.0, output
+    assert "did not confirm" not in output, output  # it did not go on waiting
+
+
+def test_the_exit_is_bounded_once_interrupted(tmp_path: Path) -> None:
+    """``bound_the_exit`` in a process that then waits forever: it ends with 130 and says so."""
+    script = (
+        "import threading, time; from harness_ros.commands.task import bound_the_exit; "
+        "bound_the_exit(1.0); print('armed', flush=True); threading.Event().wait()"
+    )
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=False, cwd=REPO
+    )
+    assert result.returncode == 130, result
+    assert result.stdout == "armed\n", result
+    assert result.stderr == "interrupted: not done 1 s after Ctrl-C; exiting without waiting\n", result
+    assert time.monotonic() - started < 15.0

@@ -13,6 +13,11 @@ would call a failed fetch "completed"):
                    running): nothing ran on the robot
   130  interrupted Ctrl-C: a running task is cancelled first (its id is printed)
 
+After Ctrl-C every wait is bounded: the node's confirmation of the cancel is awaited for
+``INTERRUPT_CANCEL_WAIT_S`` (if it does not come, the command says so: the task may still
+run), and the command ends within ``INTERRUPT_EXIT_S`` whatever it waits on then; a
+second Ctrl-C ends it at once (the default action of SIGINT: no clean-up, no waiting).
+
 Only events from the harness node's own publisher endpoint count (the publisher GID of
 each message against the ROS graph, ``harness_ros.ros.publisher_trust``): a ``done``
 another participant publishes under the task's id neither ends the command nor sets
@@ -23,7 +28,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
+import threading
+from collections.abc import Callable
 from typing import Any
 
 EXIT_SUCCEEDED = 0
@@ -32,7 +41,14 @@ EXIT_REJECTED = 3
 """The node refused the task (2 is argparse's usage error)."""
 EXIT_FAILED = 4
 EXIT_UNVERIFIED = 5
+EXIT_INTERRUPTED = 130
 _OUTCOME_EXIT = {"succeeded": EXIT_SUCCEEDED, "failed": EXIT_FAILED, "unverified": EXIT_UNVERIFIED}
+
+INTERRUPT_CANCEL_WAIT_S = 5.0
+"""After Ctrl-C: how long the node has to confirm that it cancelled the running task."""
+INTERRUPT_EXIT_S = 15.0
+"""After Ctrl-C: the command has ended by then, whatever it still waits on (the cancel's
+confirmation, closing its ROS node and DDS participant)."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         printer=(lambda e: print(json.dumps(e), flush=True)) if args.json else print_event,
         ros_args=args.ros_args,
         new_session=args.new_session,
+        on_interrupt=lambda: bound_the_exit(INTERRUPT_EXIT_S),
     )
     return exit_code(result)
 
@@ -94,6 +111,7 @@ def follow_task(
     printer: Any = print_event,
     ros_args: list[str] | None = None,
     new_session: bool = False,
+    on_interrupt: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Send the instruction, print events until ``done``; returns the done event's data.
 
@@ -119,10 +137,36 @@ def follow_task(
             if dropped:
                 warn(f"warning: {dropped}")
         except KeyboardInterrupt:
+            if on_interrupt is not None:
+                on_interrupt()
             if client.is_task_started() and not client.get_result().data:
                 # Ctrl-C stops what this command started: the robot does not go on unattended.
-                warn(f"interrupted: cancelling task {client.task_id}")
-                # A second Ctrl-C ends the wait.
-                client.cancel_task("harness-ros task interrupted (Ctrl-C)", wait_s=5.0)
+                warn(f"interrupted: cancelling task {client.task_id} (Ctrl-C again to quit at once)")
+                reason = "harness-ros task interrupted (Ctrl-C)"
+                if not client.cancel_task(reason, wait_s=INTERRUPT_CANCEL_WAIT_S):
+                    warn(
+                        f"interrupted: {client.harness_node} did not confirm within "
+                        f"{INTERRUPT_CANCEL_WAIT_S:g} s that it cancelled task {client.task_id}; "
+                        "the task may still be running"
+                    )
             raise
     return dict(result.data)
+
+
+def bound_the_exit(limit_s: float) -> None:
+    """After a Ctrl-C, in the command's process: a second Ctrl-C ends the process at once
+    (SIGINT's default action, taken by the kernel: it works while the main thread is
+    blocked in the middleware too), and the process ends ``limit_s`` from now if it has
+    not by then: a daemon timer says so and exits with 130, and should the main thread
+    hold the interpreter in native code, SIGALRM's default action ends it 5 s later. Call
+    it from the main thread."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    def expire() -> None:
+        os.write(2, f"interrupted: not done {limit_s:g} s after Ctrl-C; exiting without waiting\n".encode())
+        os._exit(EXIT_INTERRUPTED)
+
+    timer = threading.Timer(limit_s, expire)
+    timer.daemon = True
+    timer.start()
+    signal.alarm(int(limit_s) + 5)
