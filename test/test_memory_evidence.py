@@ -256,3 +256,29 @@ def test_the_steps_calls_are_the_lessons_data_bound_to_a_coming_call() -> None:
         steps(("drive", {"target": "cup", "standoff_m": 0.9}), ("look", {"name": "left, low", "of": "cup"})),
         cup,
     )
+
+
+def test_a_call_the_evaluator_refuted_is_known_by_the_evaluators_reason_not_the_harness_envelope() -> None:
+    """A refuted call's result reason is the harness's own ``post-condition not met: ...``;
+    the lesson quotes what failed (the evaluator's reason), never that wording."""
+    from harness_ros.trajectory.reasons import failure_reason
+
+    refuted = event(2, "pick_object", {"object_id": "red_cup"})
+    refuted["result"] = {"success": False, "reason": "post-condition not met: no cup in the gripper"}
+    refuted["verdict"] = {"status": "failure", "failure_reason": "no cup in the gripper"}
+    trajectory = _steps(
+        [
+            event(1, "navigate_to", {"target": "dining_table"}),
+            refuted,
+            event(3, "navigate_to", {"target": "red_cup"}),
+            event(4, "pick_object", {"object_id": "red_cup"}),
+        ]
+    )
+    assert failure_reason(trajectory[1]) == "no cup in the gripper"
+    (lesson,) = recovery_lessons(trajectory, ["pick_object", "navigate_to"])
+    assert lesson.text.startswith('After "no cup in the gripper": navigate_to')
+    assert "post-condition" not in lesson.text
+
+    # a refutation without a reason names no kind of failure: no lesson is keyed on nothing
+    refuted["verdict"] = {"status": "failure", "failure_reason": None}
+    assert failure_reason(_steps([refuted])[0]) == ""

@@ -33,7 +33,15 @@ def failure_phrases(reason: str) -> list[str]:
 
 
 def failure_reason(step: TrajectoryStep) -> str:
-    """Why ``step`` failed: its result's reason, or the evaluator's failure reason ("" if none)."""
+    """Why ``step`` failed: the evaluator's failure reason when its verdict refuted the call,
+    else its result's reason ("" if none).
+
+    A refuted call's result reason is the harness's own envelope, ``post-condition not met:
+    <the evaluator's reason>``; read as a failure phrase, "post-condition not met" keyed
+    lessons and skill notes on the harness's wording rather than on what failed."""
+    verdict = step.verdict
+    if verdict is not None and verdict.status == "failure":
+        return verdict.failure_reason if isinstance(verdict.failure_reason, str) else ""
     if step.result.success is False:
         return step.result.reason or ""
-    return (step.verdict.failure_reason if step.verdict is not None else None) or ""
+    return (verdict.failure_reason if verdict is not None else None) or ""
