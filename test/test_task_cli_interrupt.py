@@ -64,14 +64,13 @@ def start_task(env: dict[str, str]) -> Lines:
     return Lines(proc)
 
 
-# Known open defect (stop 49): alone this test passes (10-11 s); in the full serial DDS phase of
-# `make test` the CLI did not exit within 30 s of its SIGINT, on both tries, in two clean-clone
-# runs (one loaded, one quiet). The cause is not found yet; it stays visible (XFAIL or XPASS in
-# the summary) instead of failing the whole run, and the output below says where it stopped.
-@pytest.mark.xfail(
-    reason="in the full DDS phase the CLI has not exited within its wait after SIGINT (open defect)",
-    strict=False,
-)
+# Once an open defect (stop 49): in the full serial DDS phase of `make test` the CLI did not
+# exit within 30 s of its SIGINT. Every DDS test then ran on one ROS domain, where the
+# participants earlier tests left behind piled up: the likely cause (past about 31 of them,
+# rmw_fastrtps's localhost discovery finds no new participant on the domain; that much was
+# reproduced, the hang after SIGINT itself was not). conftest now gives each test another
+# domain and frees what a test left; the CLI's waits after Ctrl-C are bounded (tests below),
+# and if its bound ever ends it, it names the call it was stuck in: this test fails on that.
 def test_ctrl_c_during_a_task_cancels_it_quietly_and_names_the_folders(
     node: tuple[Lines, ServerProcess, Path], ros_env: dict[str, str]
 ) -> None:
@@ -94,6 +93,8 @@ def test_ctrl_c_during_a_task_cancels_it_quietly_and_names_the_folders(
     assert task.proc.returncode == 130, output
     assert "Traceback" not in output and "RCLError" not in output, output
     assert "interrupted: cancelling task task-" in output, output
+    # a clean end: the node confirmed the cancel, and the command's own bound did not end it
+    assert "did not confirm" not in output and "after Ctrl-C; exiting without waiting" not in output, output
     assert server.wait_for_line("cancel requested", 30), server.output  # it reached the robot
     assert harness.wait_for("cancelled", 30) is not None
 
@@ -206,5 +207,7 @@ def test_the_exit_is_bounded_once_interrupted(tmp_path: Path) -> None:
     )
     assert result.returncode == 130, result
     assert result.stdout == "armed\n", result
-    assert result.stderr == "interrupted: not done 1 s after Ctrl-C; exiting without waiting\n", result
+    # it says what it was still waiting on: the main thread's innermost call
+    assert result.stderr.startswith("interrupted: not done 1 s after Ctrl-C (in threading.py:"), result
+    assert result.stderr.endswith(" <string>:1 <module>); exiting without waiting\n"), result
     assert time.monotonic() - started < 15.0

@@ -32,7 +32,9 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 EXIT_SUCCEEDED = 0
@@ -163,10 +165,23 @@ def bound_the_exit(limit_s: float) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     def expire() -> None:
-        os.write(2, f"interrupted: not done {limit_s:g} s after Ctrl-C; exiting without waiting\n".encode())
+        note = (
+            f"interrupted: not done {limit_s:g} s after Ctrl-C ({_main_thread_at()}); exiting without waiting"
+        )
+        os.write(2, f"{note}\n".encode())
         os._exit(EXIT_INTERRUPTED)
 
     timer = threading.Timer(limit_s, expire)
     timer.daemon = True
     timer.start()
     signal.alarm(int(limit_s) + 5)
+
+
+def _main_thread_at() -> str:
+    """Where the main thread is, innermost call first (``executors.py:796 wait < ...``):
+    what the command was still waiting on when its bound ran out."""
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    if frame is None:
+        return "main thread not found"
+    calls = traceback.extract_stack(frame)[-3:]
+    return "in " + " < ".join(f"{Path(c.filename).name}:{c.lineno} {c.name}" for c in reversed(calls))
