@@ -9,6 +9,7 @@ caller can catch the package's errors apart from bugs; none derives from ``Value
      ├── ProfileParseError       Embodiment Profile missing a section or item
      ├── SkillError              a SKILL.md breaking the Agent Skills rules
      ├── MemoryStoreError        memory folder unreadable, consolidation output invalid
+     │    └── LessonDataError    a ledger line's lesson data that is no lesson (names the field)
      ├── LLMError                provider failure, timeout, unparseable reply
      ├── ToolError               a tool binding that cannot be built (bad type string, ...)
      │    ├── BindingError       a binding that does not fit its interface type
@@ -41,6 +42,7 @@ __all__ = [
     "FrameDecodeError",
     "HarnessError",
     "LLMError",
+    "LessonDataError",
     "LocalModelError",
     "MemoryStoreError",
     "ProfileParseError",
@@ -72,6 +74,15 @@ class SkillError(HarnessError):
 
 class MemoryStoreError(HarnessError):
     """The memory folder cannot be read or written, or a consolidation result is invalid."""
+
+
+class LessonDataError(MemoryStoreError):
+    """A ledger line's lesson data part is not a lesson: ``field`` names where, the message what."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
 
 
 class LLMError(HarnessError):

@@ -64,13 +64,14 @@ def test_make_test_lints_and_type_checks_before_the_suite() -> None:
     assert ruff and ruff[0] < suite, lines
 
 
-def test_make_test_runs_the_tests_without_dds_on_every_core_then_the_dds_ones_one_at_a_time() -> None:
+def test_make_test_runs_the_tests_without_dds_on_every_core_then_the_dds_ones_then_the_serial_ones() -> None:
     runs = [line for line in dry_run("test") if "-m pytest" in line]
-    assert len(runs) == 2, runs
-    parallel, serial = runs
+    assert len(runs) == 3, runs
+    parallel, dds, serial = runs
     assert '-n auto -m "not dds and not bench" test' in parallel, parallel
-    assert '-m "dds and not bench" test' in serial and " -n " not in serial, serial
-    # The real-model test runs in make test: both phases require the local model.
+    assert '-n 3 -m "dds and not serial and not bench" test' in dds, dds
+    assert '-m "dds and serial and not bench" test' in serial and " -n " not in serial, serial
+    # The real-model test runs in make test: every phase requires the local model.
     assert all(run.startswith("HARNESS_REQUIRE_LOCAL_MODEL=0.5b ") for run in runs), runs
 
 
@@ -80,18 +81,27 @@ def test_make_bench_runs_the_soaks_and_benchmark_runs_that_make_test_leaves_out(
 
 
 @pytest.mark.parametrize(
-    ("first", "second", "fails"),
-    [(0, 0, False), (1, 0, True), (0, 1, True), (5, 0, True), (0, 5, True)],
+    ("first", "second", "third", "fails"),
+    [
+        (0, 0, 0, False),
+        (1, 0, 0, True),
+        (0, 1, 0, True),
+        (0, 0, 1, True),
+        (5, 0, 0, True),
+        (0, 5, 0, True),
+        (0, 0, 5, True),
+    ],
 )
-def test_make_test_runs_both_phases_and_fails_when_either_does(
-    tmp_path: Path, first: int, second: int, fails: bool
+def test_make_test_runs_every_phase_and_fails_when_any_does(
+    tmp_path: Path, first: int, second: int, third: int, fails: bool
 ) -> None:
     """pytest stood in by a script that records its arguments and exits as told (5: it
     collected no test); the prerequisites (lint, mypy, the model) are taken as done."""
     calls = tmp_path / "calls.txt"
     stub = tmp_path / "pytest.sh"
     stub.write_text(
-        f'echo "$*" >> {calls}\ncase "$*" in *"not dds"*) exit {first};; *) exit {second};; esac\n',
+        f'echo "$*" >> {calls}\n'
+        f'case "$*" in *"not dds"*) exit {first};; *"not serial"*) exit {second};; *) exit {third};; esac\n',
         encoding="utf-8",
     )
     done = [
@@ -117,7 +127,10 @@ def test_make_test_runs_both_phases_and_fails_when_either_does(
     )
     assert (proc.returncode != 0) == fails, proc.stdout + proc.stderr
     phases = calls.read_text(encoding="utf-8").splitlines()
-    assert len(phases) == 2 and "not dds" in phases[0] and "not dds" not in phases[1], phases
+    assert len(phases) == 3, phases
+    assert "not dds" in phases[0] and "dds and not serial" in phases[1] and "dds and serial" in phases[2], (
+        phases
+    )
 
 
 def collected(marker: str, *files: str) -> list[str]:
@@ -134,7 +147,7 @@ def collected(marker: str, *files: str) -> list[str]:
     return [line for line in proc.stdout.splitlines() if "::" in line]
 
 
-def test_a_test_on_a_dds_domain_is_in_the_serial_phase_and_every_other_in_the_parallel_one() -> None:
+def test_a_test_on_a_dds_domain_is_in_a_dds_phase_and_every_other_in_the_first_one() -> None:
     serial = collected("dds and not bench", "test/test_docs.py")
     parallel = collected("not dds and not bench", "test/test_docs.py")
     # The one test of test_docs.py that takes ros_env (through no marker of its own).
@@ -150,3 +163,15 @@ def test_the_soak_and_the_benchmark_quick_runs_are_left_to_make_bench() -> None:
         "test/test_bench_scripts.py::test_the_prefix_cache_benchmark_builds_a_local_models_requests"
     ], in_make_test
     assert len(collected("bench", *files)) == 3
+
+
+def test_the_tests_that_run_a_model_a_physics_engine_or_an_eval_run_one_at_a_time() -> None:
+    files = (
+        "test/test_local_model_sim.py",
+        "test/test_eval.py",
+        "test/test_physics_node.py",
+        "test/test_demo.py",
+    )
+    serial = collected("dds and serial and not bench", *files)
+    assert {test.split("::")[0] for test in serial} == set(files[:3]), serial
+    assert collected("dds and not serial and not bench", "test/test_demo.py")  # three at a time

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness_ros.errors import LessonDataError
 from harness_ros.trajectory import TrajectoryStep
 from harness_ros.validators import valid_tool_name
 
@@ -32,15 +33,6 @@ __all__ = [
 
 _VERSION = 1
 _FAILED_CALLS = "the failed call's"
-
-
-class LessonDataError(ValueError):
-    """A lesson's data part is not a lesson: ``field`` names where, the message what is wrong."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 def _scalar(value: Any) -> bool:
