@@ -35,8 +35,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     test that needs its rerun often is seen and fixed rather than hidden.
 
     ``make test`` runs the tests that are not ``dds`` on every core (pytest-xdist), then
-    the ``dds`` ones one at a time: run two at once on two cores, the local model's tests
-    missed their time limits (two llama.cpp servers and their nodes on two cores).
+    the ``dds`` ones three at a time (each on its own domain; they mostly wait on other
+    processes), then those also marked ``serial`` one at a time: a language model, a
+    physics engine or a whole eval, which missed their time limits when two ran at once
+    on two cores.
     """
     for item in items:
         if "ros_env" in getattr(item, "fixturenames", ()):
