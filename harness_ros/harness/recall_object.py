@@ -26,7 +26,10 @@ class RecallObjectTool:
         self._memory = memory
         self.spec = ToolSpec(
             name=RECALL_OBJECT,
-            description="Where an object or place was last confirmed: place, state, age, navigate target.",
+            description=(
+                "Where an object or place was last confirmed: place, state, age, navigate target "
+                "(and navigate_pose, yaw in deg, when known)."
+            ),
             input_schema={
                 "type": "object",
                 "properties": {"name": {"type": "string", "description": "object id or kind (cup)"}},

@@ -67,6 +67,8 @@ _HEADING = re.compile(r"^##\s+(.+?)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BULLET = re.compile(r"^\s*[-*]\s+(.*)$")
 _NAME = re.compile(r"^[^|:\s][^|:]*$")
+_SOURCE_CHARS = 24
+"""The most characters of an operator's evidence the brief shows for an entry without a time."""
 
 
 def format_time(seconds: float) -> str:
@@ -395,15 +397,41 @@ def _kind_named(entry: WorldEntry, words: set[str]) -> bool:
     return bool(entry.kind) and entry.kind.lower() in words
 
 
+def _when(entry: WorldEntry, now: float) -> str:
+    """The entry's age; for one without a time (an operator's own line), its evidence,
+    short (``operator's map``), as the operator wrote it."""
+    if entry.confirmed is None and entry.evidence:
+        words = _clean(entry.evidence)
+        return words if len(words) <= _SOURCE_CHARS else words[: _SOURCE_CHARS - 3].rstrip() + "..."
+    return _age(now, entry.confirmed)
+
+
+def render_pose(pose: Pose) -> str:
+    """A pose as the brief shows it: ``at x 1.20 y -0.40 yaw 90 deg map`` (WORLD.md's yaw
+    is in radians; navigate_to_pose's in degrees)."""
+    yaw = "" if pose.yaw is None else f" yaw {round(math.degrees(pose.yaw))} deg"
+    return f"at x {pose.x:.2f} y {pose.y:.2f}{yaw} {pose.frame}"
+
+
+def navigate_pose(pose: Pose) -> dict[str, Any]:
+    """A pose as a ``navigate_to_pose`` call takes it: x, y in metres, yaw in degrees."""
+    item: dict[str, Any] = {"x": round(pose.x, 2), "y": round(pose.y, 2)}
+    if pose.yaw is not None:
+        item["yaw"] = round(math.degrees(pose.yaw))
+    item["frame"] = pose.frame
+    return item
+
+
 def describe(entry: WorldEntry, now: float) -> str:
-    age = _age(now, entry.confirmed)
+    age = _when(entry, now)
     if entry.name == ROBOT:
         where = entry.where if entry.state == "confirmed" else f"{entry.where}?"
         return f"robot at {where} ({age})"
     label = f"{entry.name} ({entry.kind})" if entry.kind and entry.kind != entry.name else entry.name
     if entry.category == "place":
         mark = "" if entry.state == "confirmed" else f" {entry.state.upper()}"
-        return f"place {label}{mark} ({age})"
+        pose = "" if entry.pose is None else f" {render_pose(entry.pose)}"
+        return f"place {label}{mark}{pose} ({age})"
     if entry.where == GRIPPER:
         where = "in the gripper"
     else:
@@ -424,25 +452,39 @@ def render_brief(
     recent_s: float = 3600.0,
 ) -> str:
     """The objects and places that matter to the task, most relevant first, within
-    ``max_tokens`` (``count`` is the token counter): held, named in the instruction,
-    named by its kind, recently touched; then the robot's place. Empty when nothing matters."""
+    ``max_tokens`` (``count`` is the token counter): held, named in the instruction, the
+    places the instruction names (in its order) and those a named object is on, with their
+    pose when known; objects named by their kind, recently touched; then the robot's place.
+    Empty when nothing matters."""
     words = _words(instruction)
-    ranked: list[tuple[int, str, WorldEntry]] = []
+    order = re.findall(r"[a-z0-9]+", instruction.lower())
+    ranked: list[tuple[int, float, str, WorldEntry]] = []
+    named_on: set[str] = set()
     for entry in doc.objects():
         if entry.where == GRIPPER and entry.state == "confirmed":
             rank = 0
         elif _named(entry, words):
             rank = 1
+            if entry.state != "stale" and entry.where:
+                named_on.add(entry.where)
         elif _kind_named(entry, words):
-            rank = 2
+            rank = 4
         elif entry.confirmed is not None and now - entry.confirmed <= recent_s:
-            rank = 3
+            rank = 5
         else:
             continue
-        ranked.append((rank, entry.name, entry))
-    ranked.sort(key=lambda item: (item[0], -(item[2].confirmed or 0.0), item[1]))
+        ranked.append((rank, -(entry.confirmed or 0.0), entry.name, entry))
+    for entry in doc.places():
+        if entry.name == ROBOT:
+            continue
+        if _named(entry, words):
+            first = entry.name.lower().replace("-", "_").split("_")[0]
+            ranked.append((2, float(order.index(first)), entry.name, entry))
+        elif entry.name in named_on and entry.pose is not None:
+            ranked.append((3, 0.0, entry.name, entry))
+    ranked.sort(key=lambda item: item[:3])
     robot = doc.get("place", ROBOT)
-    items = [describe(entry, now) for _, _, entry in ranked]
+    items = [describe(entry, now) for *_, entry in ranked]
     if robot is not None:
         items.append(describe(robot, now))
     header = "World memory (from evidence; STALE: seen gone; recall_object for more):"
@@ -457,7 +499,9 @@ def render_brief(
 
 def recall(doc: WorldDocument, query: str, now: float) -> dict[str, Any]:
     """``recall_object``'s answer: entries whose name or kind is ``query`` (case and
-    spaces ignored), newest first, each with the navigation target to use."""
+    spaces ignored), newest first, each with the navigation target to use and, where that
+    place's pose is known, ``navigate_pose`` (x, y in metres, yaw in degrees, frame: what a
+    ``navigate_to_pose`` call takes)."""
     key = "_".join(query.lower().split())
     found = [
         entry
@@ -482,7 +526,12 @@ def recall(doc: WorldDocument, query: str, now: float) -> dict[str, Any]:
             "age": _age(now, entry.confirmed),
             "navigate_target": target,
         }
-        if entry.pose is not None:
+        # Where to drive, for a robot that navigates by pose: a place's own pose (where the
+        # robot stops to work at it), or the pose of the place an object is on.
+        place = entry if entry.category == "place" else doc.get("place", target) if target else None
+        if target is not None and place is not None and place.pose is not None:
+            item["navigate_pose"] = navigate_pose(place.pose)
+        if entry.pose is not None and not (place is entry and "navigate_pose" in item):
             item["pose"] = entry.pose.render()
         matches.append(item)
     if not matches:

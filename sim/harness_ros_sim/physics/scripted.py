@@ -15,13 +15,27 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["PHYSICS_FETCH", "PHYSICS_INSTRUCTION", "scripted_physics_reply"]
+__all__ = ["PHYSICS_FETCH", "PHYSICS_INSTRUCTION", "PHYSICS_PLACES", "scripted_physics_reply"]
 
 PHYSICS_INSTRUCTION = "Bring the red cup from the dining table to the kitchen counter."
+PHYSICS_PLACES: dict[str, tuple[float, float, int]] = {
+    "dining_table": (0.2, 0.0, 0),
+    "kitchen_counter": (1.6, 0.0, 0),
+}
+"""Where the robot stops to work at each surface of the fetch: x, y (m) and yaw (degrees)
+in ``map``, the surface to its right within the arm's reach. The scripted fetch drives to
+them, and the learning eval gives them to both arms as the operator's map (WORLD.md)."""
+
+
+def _drive(place: str) -> tuple[str, dict[str, Any]]:
+    x, y, yaw = PHYSICS_PLACES[place]
+    return "navigate_to_pose", {"x": x, "y": y, "yaw": yaw}
+
+
 PHYSICS_FETCH: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("navigate_to_pose", {"x": 0.2, "y": 0.0, "yaw": 0}),
+    _drive("dining_table"),
     ("pick_object", {"object_id": "red_cup"}),
-    ("navigate_to_pose", {"x": 1.6, "y": 0.0, "yaw": 0}),
+    _drive("kitchen_counter"),
     ("place_object", {"surface_id": "kitchen_counter"}),
 )
 """The robot starts at the origin facing +x, the cup at (0.0, -0.72) on the dining table on

@@ -5,7 +5,8 @@ episode it is reset through ``/sim/reset`` to its one scene, and success is read
 ``/sim/ground_truth`` after the task (the cup on the kitchen counter, the gripper empty),
 never from the model's report. The harness node runs config/robots/stretch3_physics.yaml,
 a fresh process per episode and arm; *memory on* keeps one memory folder across the
-episodes, *memory off* starts each with an empty one, as in the learning suite.
+episodes, *memory off* starts each with an empty one (but for the operator's map, below),
+as in the learning suite.
 
 Without ``--model`` the decisions are the scripted physics fetch
 (``harness_ros_sim.physics.scripted``) served by a loopback model server: the scripted demo
@@ -17,11 +18,18 @@ evaluated tool there has a deterministic check (the pose check, the grasp check)
 model that takes no images (``--model local/1.5b``) and no evaluator model of its own, the
 node runs with ``evaluator.kind: checks`` instead (``evaluator_parameters``): the checks
 alone, no vision model needed; success is read from the ground truth either way.
+
+Both arms start with the operator's map: before an episode, a memory folder without a
+WORLD.md gets one naming the scene's two places with the poses the robot stops at
+(``operator_world``; ``PHYSICS_PLACES``). Stretch 3 drives by pose (navigate_to_pose) and
+the instruction names places; a real operator writes those poses once for their map. It
+is given, not learnt: every memory-off folder starts with it too.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -33,6 +41,7 @@ from harness_ros.config import load_config
 from harness_ros.errors import HarnessError
 from harness_ros.task_api import TaskResult
 from harness_ros_sim.learning_eval import SCRIPTED_DISCLAIMER, Arm, read_jsonl
+from harness_ros_sim.physics.scripted import PHYSICS_PLACES
 from harness_ros_sim.ros.children import (
     ROS_ENV_KEYS,
     child_env,
@@ -41,13 +50,22 @@ from harness_ros_sim.ros.children import (
 )
 from harness_ros_sim.ros.eval_runner import EvalClient, EvalOptions, EvalRunner, Write
 
-__all__ = ["PHYSICS_JSON", "PHYSICS_MD", "PhysicsEvalRunner", "evaluator_parameters", "physics_success"]
+__all__ = [
+    "PHYSICS_JSON",
+    "PHYSICS_MD",
+    "PhysicsEvalRunner",
+    "evaluator_parameters",
+    "operator_world",
+    "physics_success",
+    "seed_operator_places",
+]
 
 PHYSICS_JSON = "physics_eval.json"
 PHYSICS_MD = "physics_eval.md"
 PHYSICS_LABEL = "scripted physics fetch (a loopback server), not a language model"
 _OBJECT, _TARGET = "red_cup", "kitchen_counter"
 _LOOPBACK_KEY_ENV = "HARNESS_EVAL_LOOPBACK_KEY"
+OPERATOR_EVIDENCE = "operator's map"
 
 
 def physics_success(state: dict[str, Any]) -> tuple[bool, str]:
@@ -58,6 +76,40 @@ def physics_success(state: dict[str, Any]) -> tuple[bool, str]:
     holding = (state.get("robot") or {}).get("holding")
     ok = on == _TARGET and not holding
     return ok, f"{_OBJECT} on {on!r} (wanted {_TARGET!r}), gripper holding {holding or 'nothing'}"
+
+
+def operator_world() -> str:
+    """WORLD.md as the operator of the physics scene writes it: the fetch's two places, each
+    with the pose the robot stops at to work there (``PHYSICS_PLACES``)."""
+    from harness_ros.memory.world import render_entry
+    from harness_ros.memory.world_contracts import Pose, WorldEntry
+
+    lines = [
+        "# World",
+        "",
+        "The operator's map of the physics scene (harness-ros eval wrote it): where the robot",
+        "stops to work at each place (x y yaw-in-radians map). Given, not learnt.",
+        "",
+        "## Places",
+    ]
+    for name, (x, y, yaw) in PHYSICS_PLACES.items():
+        pose = Pose(x, y, math.radians(yaw), "map")
+        entry = WorldEntry("place", name, "surface", pose=pose, state="confirmed", evidence=OPERATOR_EVIDENCE)
+        lines.append(render_entry(entry))
+    return "\n".join(lines) + "\n"
+
+
+def seed_operator_places(memory: Path) -> bool:
+    """Give ``memory`` the operator's map when it has no WORLD.md yet (the memory-on arm's
+    folder keeps what it has learnt since); whether it wrote one."""
+    from harness_ros.memory.world import WORLD_FILE
+
+    path = memory / WORLD_FILE
+    if path.exists():
+        return False
+    memory.mkdir(parents=True, exist_ok=True)
+    path.write_text(operator_world(), encoding="utf-8")
+    return True
 
 
 def evaluator_parameters(config_path: Path, model: str, api_base: str | None = None) -> dict[str, str]:
@@ -167,6 +219,7 @@ class PhysicsEvalRunner(EvalRunner):
             "episodes": self.options.episodes,
             "decisions": self._decisions(),
             "evaluator_kind": self.evaluator_kind,
+            "operator_places": {name: list(pose) for name, pose in PHYSICS_PLACES.items()},
             "measures_learning": not self.scripted,
             "disclaimer": SCRIPTED_DISCLAIMER if self.scripted else None,
             "arms": arms,
@@ -178,7 +231,8 @@ class PhysicsEvalRunner(EvalRunner):
             "# Learning eval on the physics robot (Stretch 3 in MuJoCo)",
             "",
             f"{instruction!r}, {self.options.episodes} episode(s) per arm, decisions by {self._decisions()}, "
-            f"evaluator kind {self.evaluator_kind}.",
+            f"evaluator kind {self.evaluator_kind}. Both arms start with the operator's map "
+            f"(WORLD.md: {', '.join(PHYSICS_PLACES)} with the poses to stop at).",
             "",
             "| arm | episodes | fetches done (ground truth) | failed picks | turns |",
             "|---|---|---|---|---|",
@@ -236,6 +290,7 @@ class PhysicsEvalRunner(EvalRunner):
                                 memory = memory / f"episode-{episode:03d}"
                             label = f"{arm.value}-{episode:03d}"
                             record = folder / "model_calls.jsonl"
+                            seed_operator_places(memory)
                             self._start_node(label, memory, folder / "runs", record, config, parameters=extra)
                             self.out(f"  [{arm.label}] episode {episode}: {instruction!r}")
                             self.rows.append(self._episode_on_physics(arm, episode, instruction, memory))
