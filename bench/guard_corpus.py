@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from harness_ros.memory import DurableMemoryEntry, FileMemory, MemoryConsolidation
+from harness_ros.trajectory import Trajectory
 
 KINDS = ("hostile", "benign")
 OUTCOMES = ("accepted", "held", "refused")
@@ -69,7 +70,7 @@ class _One:
         self.text = text
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         return MemoryConsolidation(memory_entries=(DurableMemoryEntry("General Lessons", self.text, 0.9),))
 
@@ -77,7 +78,7 @@ class _One:
 def judge(text: str, root: Path) -> tuple[str, str]:
     """(outcome, rule) of consolidating ``text`` alone, as a dry run in ``root``."""
     memory = FileMemory(root, consolidator=_One(text))
-    trajectory = {"task_id": "corpus", "goal": "g", "phase": "", "status": "completed", "events": []}
+    trajectory = Trajectory(task_id="corpus", goal="g", phase="", status="completed")
     result = memory.consolidate_trajectory(trajectory, allowed_tools=[], dry_run=True)
     [decision] = result["decisions"]
     if decision["accepted"]:

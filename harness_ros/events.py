@@ -468,7 +468,9 @@ class HarnessEvent:
     """One event of one task: its type, task, turn, time and typed ``payload``.
 
     Built with ``payload=`` (the harness) or, at the edges that still hold a dict (a
-    recording, the ROS node's own events), ``data=``, read into the type's payload."""
+    recording, the ROS node's own events), ``data=``, read into the type's payload. It is
+    read by its payload's fields only: the JSON object exists where the event leaves the
+    process (``to_dict``/``to_json``)."""
 
     __slots__ = ("payload", "task_id", "time", "turn", "type")
 
@@ -522,12 +524,6 @@ class HarnessEvent:
         return (
             f"HarnessEvent({self.type.value}, {self.task_id!r}, turn={self.turn}, payload={self.payload!r})"
         )
-
-    @property
-    def data(self) -> dict[str, Any]:
-        """The payload as its JSON object (a new dict each time): for code that still reads
-        events by key (the ROS layer, the CLIs); the core reads ``payload``."""
-        return self.payload.to_data()
 
     def to_dict(self) -> dict[str, Any]:
         return {

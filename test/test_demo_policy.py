@@ -11,6 +11,7 @@ from harness_ros.evaluation.model_evaluator import read_verdict_object
 from harness_ros.memory import FileMemory
 from harness_ros.memory.contracts import MemoryConsolidation
 from harness_ros.memory.model_policies import consolidation_from_dict
+from harness_ros.trajectory import Trajectory
 from harness_ros_sim.demo.decide import (
     POLICY_LABEL,
     Step,
@@ -310,9 +311,9 @@ def test_consolidate_learns_from_a_recovered_slip_and_skips_known_entries() -> N
 
 class _LessonsConsolidator:
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
-        payload = {"allowed_tools": allowed_tools, "existing": existing, "task_notes": task_notes}
+        payload = {"allowed_tools": allowed_tools, "existing": existing, "task_notes": task_notes.to_json()}
         return consolidation_from_dict(consolidate(payload))
 
 
@@ -320,7 +321,7 @@ def test_filememory_accepts_every_lesson_the_policy_proposes(tmp_path: Path) -> 
     memory = FileMemory(tmp_path / "memory", consolidator=_LessonsConsolidator())
     trajectory = {"task_id": "t1", "goal": FETCH, "status": "completed", "events": _task1_events()}
     result = memory.consolidate_trajectory(
-        trajectory, allowed_tools=["navigate_to", "pick_object", "place_object"]
+        Trajectory.from_json(trajectory), allowed_tools=["navigate_to", "pick_object", "place_object"]
     )
     decisions = result["decisions"]
     assert decisions and all(d["accepted"] for d in decisions), decisions

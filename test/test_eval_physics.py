@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 from support.processes import run_orchestrator
 
-from harness_ros_sim.physics.scripted import PHYSICS_FETCH, PHYSICS_INSTRUCTION, scripted_physics_reply
+from harness_ros.memory.world import WORLD_FILE, WorldDocument
+from harness_ros_sim.physics.scripted import (
+    PHYSICS_FETCH,
+    PHYSICS_INSTRUCTION,
+    PHYSICS_PLACES,
+    scripted_physics_reply,
+)
 from harness_ros_sim.ros.physics_eval_runner import physics_success
 
 CLI = [sys.executable, "-m", "harness_ros.cli"]
@@ -106,3 +112,13 @@ def test_one_scripted_episode_per_arm_on_the_physics_robot(tmp_path: Path, ros_e
     )
     assert rows[0]["memory_dir"] != rows[1]["memory_dir"]
     assert "| memory_on | 1 | 1 | 0 |" in (workdir / "physics_eval.md").read_text()
+    # Both arms started with the operator's map (the places and the poses to stop at), the
+    # first decision was briefed with it, and the task's evidence kept the poses.
+    for row in rows:
+        world = WorldDocument.parse((Path(row["memory_dir"]) / WORLD_FILE).read_text(encoding="utf-8"))
+        for name, (x, y, _) in PHYSICS_PLACES.items():
+            place = world.get("place", name)
+            assert place is not None and place.pose is not None, (name, world.text())
+            assert (place.pose.x, place.pose.y) == (x, y)
+        calls = (workdir / row["arm"] / "model_calls.jsonl").read_text(encoding="utf-8")
+        assert "place dining_table (surface) at x 0.20 y 0.00 yaw 0 deg map" in calls

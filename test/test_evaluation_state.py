@@ -168,7 +168,7 @@ def verdict(status: str, reason: str | None = None) -> str:
 
 
 def tool_verdicts(events: list[HarnessEvent]) -> list[dict[str, Any]]:
-    return [e.data["verdict"] for e in events if e.type is EventType.VERDICT and "tool" in e.data]
+    return [e.payload.verdict for e in events if e.type is EventType.VERDICT and e.payload.tool]
 
 
 # ---------------------------------------------------------------------- config
@@ -335,7 +335,7 @@ def test_pose_check_decides_without_the_model(
     if reason is not None:
         assert reason in tool_verdict["failure_reason"]
         result = next(e for e in events if e.type is EventType.TOOL_RESULT)
-        assert "post-condition not met: the base is 1.00 m" in json.dumps(result.data)
+        assert "post-condition not met: the base is 1.00 m" in json.dumps(result.payload.to_data())
     assert len(vision.calls) == 1 and "Task goal to check:" in vision.request_text(0)
 
 
@@ -359,7 +359,7 @@ def test_model_evaluator_judges_the_task_goal(
     events = list(
         harness(tmp_path, vision, state, evaluator_config(navigate={"state": ["base"]})).run("Dock.")
     )
-    done = events[-1].data
+    done = events[-1].payload.to_data()
     assert events[-1].type is EventType.DONE
     assert done["outcome"] == outcome.value
     assert exit_code(done) == exit_status

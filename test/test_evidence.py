@@ -28,7 +28,7 @@ from harness_ros.model.contracts import ModelReply, ToolCall, Usage
 from harness_ros.observation.contracts import Observation
 from harness_ros.tools import ToolSpec, success, tool
 from harness_ros.tools.finish_task import FINISH_TASK
-from harness_ros.trajectory import steps_from
+from harness_ros.trajectory import Trajectory, steps_from
 
 FAILURE_LESSON = "When pick is refused, check the arguments and call it again."
 
@@ -69,10 +69,10 @@ class Proposer:
     """Proposes one Failure lesson for ``pick`` and remembers the trajectories it saw."""
 
     def __init__(self) -> None:
-        self.seen: list[dict[str, Any]] = []
+        self.seen: list[Trajectory] = []
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         self.seen.append(task_notes)
         return MemoryConsolidation(
@@ -143,11 +143,11 @@ def test_a_refused_call_is_no_failure_evidence(
 ) -> None:
     steps = [reply(first), reply(call("pick", "c2", target="red_cup")), finish()]
     memory, proposer, events = run_task(tmp_path, steps, hooks=hooks)
-    results = [e.data for e in events if e.type is EventType.TOOL_RESULT]
+    results = [e.payload.to_data() for e in events if e.type is EventType.TOOL_RESULT]
     assert [(r["refusal"], r["executed"]) for r in results] == [(kind, False), (None, True)]
     trajectory = proposer.seen[0]
-    assert trajectory["events"][0]["refusal"] == kind
-    assert "refusal" not in trajectory["events"][1]
+    assert trajectory.steps[0].refusal == kind
+    assert trajectory.steps[1].refusal is None
     decision = pick_decision(memory)
     assert (decision["accepted"], decision["rule"]) == (False, "refusal_is_not_failure")
     refusals = [r for r in memory.audit_records() if r.get("event") == "refusal"]
@@ -162,7 +162,7 @@ def test_an_executed_failure_later_confirmed_fixed_is_evidence(tmp_path: Path) -
         finish(),
     ]
     memory, _, events = run_task(tmp_path, steps, failures=1)
-    results = [e.data for e in events if e.type is EventType.TOOL_RESULT]
+    results = [e.payload.to_data() for e in events if e.type is EventType.TOOL_RESULT]
     assert [(r["refusal"], r["executed"]) for r in results] == [(None, True), (None, True)]
     decision = pick_decision(memory)
     assert (decision["accepted"], decision["rule"], decision["task_outcome"]) == (
@@ -192,9 +192,9 @@ def test_a_tool_that_refuses_before_acting_is_recorded_as_a_refusal(tmp_path: Pa
     steps = [reply(call("pick", "c1", target="a")), reply(call("pick", "c2", target="a")), finish()]
     harness = Harness(model=Model(steps), tools=[pick], memory=memory, evaluator=Evaluator())
     events = list(harness.run("pick up a", task_id="t"))
-    results = [e.data for e in events if e.type is EventType.TOOL_RESULT]
+    results = [e.payload.to_data() for e in events if e.type is EventType.TOOL_RESULT]
     assert [(r["refusal"], r["executed"]) for r in results] == [("server_unavailable", False), (None, True)]
-    assert proposer.seen[0]["events"][0]["refusal"] == "server_unavailable"
+    assert proposer.seen[0].steps[0].refusal == "server_unavailable"
     assert pick_decision(memory)["rule"] == "refusal_is_not_failure"
 
 
@@ -331,7 +331,7 @@ def test_task_notes_follow_the_phase_and_the_revisions(tmp_path: Path) -> None:
         def complete(
             self, messages: list[dict[str, Any]], *, tools: Any = None, json_mode: bool = False
         ) -> ModelReply:
-            phases.append(memory.trajectory()["phase"])
+            phases.append(memory.trajectory().phase)
             notes_seen.append(memory.notes_path.read_text(encoding="utf-8"))
             return super().complete(messages, tools=tools, json_mode=json_mode)
 
@@ -339,7 +339,7 @@ def test_task_notes_follow_the_phase_and_the_revisions(tmp_path: Path) -> None:
         def evaluate_task(
             self, *, goal: str, revisions: Sequence[str], run_id: str, observation: Observation
         ) -> Verdict:
-            phases.append(memory.trajectory()["phase"])
+            phases.append(memory.trajectory().phase)
             return Verdict(VerdictStatus.SUCCESS, run_id, None, "on the counter")
 
     revised = "Pick up the blue mug instead."
@@ -353,10 +353,10 @@ def test_task_notes_follow_the_phase_and_the_revisions(tmp_path: Path) -> None:
     assert phases == ["started", "acting", "evaluating"]
     assert f"- Revised goal (1): {revised}" in notes_seen[0]
     trajectory = proposer.seen[0]
-    assert (trajectory["phase"], trajectory["revisions"], trajectory["outcome"]) == (
+    assert (trajectory.phase, trajectory.revisions, trajectory.outcome) == (
         "finishing",
-        [revised],
+        (revised,),
         "succeeded",
     )
-    assert trajectory["goal"] == "pick up the red cup"
-    assert events[-1].data["outcome"] == "succeeded"
+    assert trajectory.goal == "pick up the red cup"
+    assert events[-1].payload.get("outcome") == "succeeded"

@@ -42,6 +42,7 @@ from harness_ros.profile import (
     parse_embodiment_profile,
 )
 from harness_ros.skills import SkillCatalog, load_skill_file
+from harness_ros.trajectory import Trajectory
 
 # Bounded, reproducible runs: the three fuzz files together stay well under a minute
 # on a 2-core machine. The autouse ``clean_environ`` fixture only sets variables, so
@@ -371,7 +372,7 @@ class _FixedConsolidator:
     def __init__(self, proposal: MemoryConsolidation) -> None:
         self.proposal = proposal
 
-    def consolidate(self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]):
+    def consolidate(self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]):
         return self.proposal
 
 
@@ -430,7 +431,7 @@ def test_memory_consolidation_only_inserts_and_keeps_operator_text(
         memory = FileMemory(folder, consolidator=_FixedConsolidator(MemoryConsolidation(tuple(entries))))
         before_entries = memory.memory_entries()
         trajectory = {"task_id": "t1", "goal": "g", "phase": "", "status": "completed", "events": []}
-        result = memory.consolidate_trajectory(trajectory, allowed_tools=[])
+        result = memory.consolidate_trajectory(Trajectory.from_json(trajectory), allowed_tools=[])
         after = (folder / "MEMORY.md").read_bytes().decode("utf-8")
         after_entries = memory.memory_entries()
         resident = memory.resident_memory()
@@ -460,7 +461,7 @@ def test_entry_written_after_an_unclosed_fence_is_visible(tmp_path: Path) -> Non
     memory = FileMemory(tmp_path, consolidator=_FixedConsolidator(MemoryConsolidation((entry,))))
     goal = "Use the left gripper for mugs, I prefer it"  # a Preference needs the operator's words
     trajectory = {"task_id": "t1", "goal": goal, "phase": "", "status": "completed", "events": []}
-    result = memory.consolidate_trajectory(trajectory, allowed_tools=[])
+    result = memory.consolidate_trajectory(Trajectory.from_json(trajectory), allowed_tools=[])
     assert result["memory_written"] == 1
     assert memory.memory_entries()["Preferences"] == ["Prefer the left gripper for mugs"]
 
@@ -504,7 +505,7 @@ def test_ledger_consolidation_only_inserts_and_keeps_operator_text(
         )
         memory.ledger_path("grasp").write_bytes(original.encode("utf-8"))
         trajectory = {"task_id": "t1", "goal": "g", "phase": "", "status": "completed", "events": _EVIDENCE}
-        result = memory.consolidate_trajectory(trajectory, allowed_tools=["grasp"])
+        result = memory.consolidate_trajectory(Trajectory.from_json(trajectory), allowed_tools=["grasp"])
         after = memory.ledger_path("grasp").read_bytes().decode("utf-8")
         ledger = memory.ledger_entries("grasp")
     accepted = [d for d in result["decisions"] if d["accepted"]]

@@ -280,7 +280,7 @@ def run(tmp_path: Path, tool: PickTool, evaluator: Any, state: FakeState, kind: 
 
 
 def tool_verdict(events: list[HarnessEvent]) -> dict[str, Any]:
-    (verdict,) = [e.data["verdict"] for e in events if e.type is EventType.VERDICT and "tool" in e.data]
+    (verdict,) = [e.payload.verdict for e in events if e.type is EventType.VERDICT and e.payload.tool]
     return dict(verdict)
 
 
@@ -301,7 +301,7 @@ def test_the_grasp_check_is_the_verdict_and_asks_no_model(
         assert verdict["failure_reason"].startswith(reason)
         result = next(e for e in events if e.type is EventType.TOOL_RESULT)
         # the model is told the measured reason, not the tool's claim
-        assert f"post-condition not met: {reason}" in json.dumps(result.data)
+        assert f"post-condition not met: {reason}" in json.dumps(result.payload.to_data())
     run_dir = next((tmp_path / "runs").iterdir())
     assert "grasp check: " in (run_dir / "events.jsonl").read_text(encoding="utf-8")  # the ledger
     from harness_ros.report import render_html

@@ -23,6 +23,7 @@ from harness_ros.model.contracts import ModelReply, ToolCall, Usage
 from harness_ros.model.markers import NOTES_HEADER, NOTES_UPDATE_HEADER
 from harness_ros.observation.contracts import Clearance, Observation, ViewImage
 from harness_ros.tools import CancelToken, ToolSpec, success, tool
+from harness_ros.trajectory import Trajectory
 
 JPEG = b"\xff\xd8\xff\xe0scripted-frame\xff\xd9"
 
@@ -123,10 +124,10 @@ class FakeEvaluator:
 
 class RecordingConsolidator:
     def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[Trajectory] = []
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         self.calls.append(task_notes)
         return MemoryConsolidation()
@@ -230,8 +231,8 @@ def test_completed_task_reports_and_consolidates(robot: Robot, memory: FileMemor
     harness = Harness(model=model, tools=robot.tools, memory=memory, runs_dir=tmp_path / "runs")
     events = run_all(harness, task_id="t1")
     end = done(events)
-    assert end.data["status"] == "completed"
-    assert end.data["report"] == "The cup is on the table."
+    assert end.payload.get("status") == "completed"
+    assert end.payload.get("report") == "The cup is on the table."
     kinds = [e.type for e in events]
     assert kinds[0] is EventType.TASK_STARTED
     assert kinds.index(EventType.TOOL_CALL) < kinds.index(EventType.TOOL_RESULT)
@@ -240,8 +241,8 @@ def test_completed_task_reports_and_consolidates(robot: Robot, memory: FileMemor
     consolidator = memory.consolidator
     assert isinstance(consolidator, RecordingConsolidator)
     assert len(consolidator.calls) == 1
-    assert consolidator.calls[0]["events"][0]["tool"] == "look"
-    assert of(events, EventType.MEMORY_CONSOLIDATION)[0].data["skipped"] is False
+    assert consolidator.calls[0].steps[0].tool == "look"
+    assert of(events, EventType.MEMORY_CONSOLIDATION)[0].payload.get("skipped") is False
     assert not memory.notes_path.exists()  # expired
     assert not harness.busy
 
@@ -261,9 +262,9 @@ def test_unsuccessful_tasks_do_not_consolidate_but_expire_notes(
     model = ScriptedModel(steps)
     events = run_all(Harness(model=model, tools=robot.tools, memory=memory, limits=limits))
     end = done(events)
-    assert end.data["status"] == status
-    assert end.data["reason"]
-    consolidation = of(events, EventType.MEMORY_CONSOLIDATION)[0].data
+    assert end.payload.get("status") == status
+    assert end.payload.get("reason")
+    consolidation = of(events, EventType.MEMORY_CONSOLIDATION)[0].payload.to_data()
     assert consolidation["skipped"] is True
     assert consolidation["status"] == "aborted"
     assert isinstance(memory.consolidator, RecordingConsolidator)
@@ -275,8 +276,8 @@ def test_turn_limit_fails_with_a_clear_reason(robot: Robot) -> None:
     model = ScriptedModel([reply(call("look"))] * 10)
     events = run_all(Harness(model=model, tools=robot.tools, limits=HarnessLimits(max_turns=3)))
     end = done(events)
-    assert end.data["status"] == "failed"
-    assert "turn limit of 3" in end.data["reason"]
+    assert end.payload.get("status") == "failed"
+    assert "turn limit of 3" in end.payload.get("reason")
     assert len(model.requests) == 3
     assert len(of(events, EventType.TURN)) == 3
 
@@ -284,8 +285,8 @@ def test_turn_limit_fails_with_a_clear_reason(robot: Robot) -> None:
 def test_provider_failure_fails_cleanly(robot: Robot) -> None:
     events = run_all(Harness(model=ScriptedModel([LLMError("HTTP 503 after 3 attempts")]), tools=robot.tools))
     end = done(events)
-    assert end.data["status"] == "failed"
-    assert "model provider failed: HTTP 503" in end.data["reason"]
+    assert end.payload.get("status") == "failed"
+    assert "model provider failed: HTTP 503" in end.payload.get("reason")
 
 
 # ---------------------------------------------------------------------- envelopes
@@ -303,7 +304,7 @@ def test_envelope_rules_reach_the_model(robot: Robot) -> None:
         ]
     )
     events = run_all(Harness(model=model, tools=robot.tools))
-    assert done(events).data["status"] == "completed"
+    assert done(events).payload.get("status") == "completed"
     results = tool_contents(model.requests[-1])
     broken, invalid, unknown, _, not_object, first, second = results
     assert broken == {"success": False, "reason": "tool result has no boolean 'success' field"}
@@ -327,8 +328,8 @@ def test_three_malformed_decisions_in_a_row_abort(robot: Robot) -> None:
     model = ScriptedModel([reply(call("nope")), reply(call("look", target=1)), final(""), final("never")])
     events = run_all(Harness(model=model, tools=robot.tools))
     end = done(events)
-    assert end.data["status"] == "aborted"
-    assert "3 malformed decisions in a row" in end.data["reason"]
+    assert end.payload.get("status") == "aborted"
+    assert "3 malformed decisions in a row" in end.payload.get("reason")
     assert robot.calls == []
 
 
@@ -337,7 +338,7 @@ def test_a_valid_call_resets_the_malformed_count(robot: Robot) -> None:
         [reply(call("nope")), reply(call("nope")), reply(call("look")), reply(call("nope"))]
     )
     events = run_all(Harness(model=model, tools=robot.tools))
-    assert done(events).data["status"] == "completed"
+    assert done(events).payload.get("status") == "completed"
 
 
 # ---------------------------------------------------------------------- evaluation
@@ -356,18 +357,18 @@ def test_evaluator_gets_post_condition_and_post_execution_observation(
         post_execution_wait_s=0.7,
     )
     events = run_all(harness)
-    assert done(events).data["status"] == "completed"
+    assert done(events).payload.get("status") == "completed"
     assert evaluator.calls[0]["tool"] == "pick"
     assert evaluator.calls[0]["run_id"] == "run-7"
     assert evaluator.calls[0]["post_condition"] == "the cup is held"
     assert observations.after_calls and observations.after_calls[0][1] == 0.7
-    verdict = of(events, EventType.VERDICT)[0].data["verdict"]
+    verdict = of(events, EventType.VERDICT)[0].payload.get("verdict")
     assert verdict["status"] == "success"
     result = tool_contents(model.requests[-1])[0]
     assert result["success"] is True and result["verdict"]["status"] == "success"
     assert isinstance(memory.consolidator, RecordingConsolidator)
     notes = memory.consolidator.calls[0]
-    assert notes["events"][0]["verdict"]["status"] == "success"
+    assert notes.steps[0].verdict is not None and notes.steps[0].verdict.status == "success"
 
 
 @pytest.mark.parametrize(
@@ -392,7 +393,7 @@ def test_failure_and_malformed_verdicts_fail_closed(robot: Robot, answer: Any, r
     assert reason in result["reason"]
     assert result["verdict"]["status"] == "failure"
     assert result["tool_reported"]["picked"] == "cup"
-    assert of(events, EventType.TOOL_RESULT)[0].data["result"]["success"] is False
+    assert of(events, EventType.TOOL_RESULT)[0].payload.get("result")["success"] is False
 
 
 def test_evaluated_tool_without_run_id_fails(robot: Robot) -> None:
@@ -424,7 +425,7 @@ def test_segment_limit_from_evaluator_config(robot: Robot) -> None:
         evaluator_config=EvaluatorConfig(max_segments=2),
     )
     events = run_all(harness)
-    statuses = [e.data["verdict"]["status"] for e in of(events, EventType.VERDICT)]
+    statuses = [e.payload.get("verdict")["status"] for e in of(events, EventType.VERDICT)]
     assert statuses == ["process", "process", "failure"]
 
 
@@ -440,7 +441,7 @@ def test_each_hook_outcome_is_a_safety_event(robot: Robot) -> None:
         model=model, tools=robot.tools, hooks=hooks, unsafe_disable_base_motion_safety_filter=True
     )
     events = run_all(harness)
-    safety = [(e.data["hook"], e.data["action"]) for e in of(events, EventType.SAFETY)]
+    safety = [(e.payload.get("hook"), e.payload.get("action")) for e in of(events, EventType.SAFETY)]
     assert safety == [("watcher", "pass"), ("shortener", "rewrite")]
     assert robot.calls == [("drive", {"distance_m": 0.2, "direction": "forward"})]
 
@@ -448,7 +449,9 @@ def test_each_hook_outcome_is_a_safety_event(robot: Robot) -> None:
     blocker = FixedHook("wall", HookDecision(HookAction.BLOCK, reason="a wall is there"))
     model = ScriptedModel([reply(call("drive", distance_m=1.0)), final("blocked")])
     events = run_all(Harness(model=model, tools=robot.tools, hooks=[blocker]))
-    assert [(e.data["hook"], e.data["action"]) for e in of(events, EventType.SAFETY)] == [("wall", "block")]
+    assert [(e.payload.get("hook"), e.payload.get("action")) for e in of(events, EventType.SAFETY)] == [
+        ("wall", "block")
+    ]
     assert robot.calls == []
     result = tool_contents(model.requests[-1])[0]
     assert result == {"success": False, "reason": "a wall is there", "blocked_by": "wall"}
@@ -459,7 +462,7 @@ def test_stale_clearance_blocks_base_motion(robot: Robot) -> None:
     hook = BaseMotionSafetyFilter(SafetyConfig(), observations.clearance)
     model = ScriptedModel([reply(call("drive", distance_m=0.5)), final("could not move")])
     events = run_all(Harness(model=model, tools=robot.tools, observations=observations, hooks=[hook]))
-    block = of(events, EventType.SAFETY)[0].data
+    block = of(events, EventType.SAFETY)[0].payload.to_data()
     assert block["action"] == "block" and "stale" in block["reason"]
     assert robot.calls == []
     # The model was told before deciding, and again in the result.
@@ -472,7 +475,7 @@ def test_fresh_clearance_clamps_translation(robot: Robot) -> None:
     hook = BaseMotionSafetyFilter(SafetyConfig(margin_m=0.1), observations.clearance)
     model = ScriptedModel([reply(call("drive", distance_m=1.2, direction="left")), final("moved")])
     events = run_all(Harness(model=model, tools=robot.tools, observations=observations, hooks=[hook]))
-    assert of(events, EventType.SAFETY)[0].data["action"] == "rewrite"
+    assert of(events, EventType.SAFETY)[0].payload.get("action") == "rewrite"
     assert robot.calls == [("drive", {"distance_m": 0.5, "direction": "left"})]
 
 
@@ -490,7 +493,7 @@ def test_approval_timeout_denies(robot: Robot) -> None:
         events = run_all(Harness(model=model, tools=robot.tools, hooks=[hook]))
     finally:
         released.set()
-    block = of(events, EventType.SAFETY)[0].data
+    block = of(events, EventType.SAFETY)[0].payload.to_data()
     assert block["action"] == "block" and "timed out" in block["reason"]
     assert robot.calls == []
     assert tool_contents(model.requests[-1])[0]["success"] is False
@@ -503,7 +506,7 @@ def test_cancel_before_the_first_model_call(robot: Robot) -> None:
     token.cancel("operator said stop")
     events = run_all(Harness(model=model, tools=robot.tools), cancel=token)
     end = done(events)
-    assert end.data["status"] == "cancelled" and end.data["reason"] == "operator said stop"
+    assert end.payload.get("status") == "cancelled" and end.payload.get("reason") == "operator said stop"
     assert model.requests == []
 
 
@@ -518,11 +521,11 @@ def test_cancel_before_tool_execution(robot: Robot, memory: FileMemory) -> None:
     harness = Harness(model=model, tools=robot.tools, memory=memory)
     events = run_all(harness)
     end = done(events)
-    assert end.data["status"] == "cancelled"
+    assert end.payload.get("status") == "cancelled"
     assert robot.calls == []
     assert len(model.requests) == 1
-    assert of(events, EventType.TOOL_RESULT)[0].data["result"]["reason"] == "not executed: stop now"
-    assert of(events, EventType.MEMORY_CONSOLIDATION)[0].data["skipped"] is True
+    assert of(events, EventType.TOOL_RESULT)[0].payload.get("result")["reason"] == "not executed: stop now"
+    assert of(events, EventType.MEMORY_CONSOLIDATION)[0].payload.get("skipped") is True
 
 
 def test_cancel_during_a_tool_reaches_the_tool_and_skips_the_next_decision(robot: Robot) -> None:
@@ -535,8 +538,8 @@ def test_cancel_during_a_tool_reaches_the_tool_and_skips_the_next_decision(robot
     model = ScriptedModel([decide_then_cancel_later, final("never")])
     harness = Harness(model=model, tools=robot.tools)
     events = run_all(harness)
-    assert done(events).data["status"] == "cancelled"
-    assert of(events, EventType.TOOL_RESULT)[0].data["result"] == {"success": True, "cancelled": True}
+    assert done(events).payload.get("status") == "cancelled"
+    assert of(events, EventType.TOOL_RESULT)[0].payload.get("result") == {"success": True, "cancelled": True}
     assert len(model.requests) == 1
 
 
@@ -544,9 +547,9 @@ def test_wall_time_limit_fails_and_cancels_the_tool(robot: Robot) -> None:
     model = ScriptedModel([reply(call("wait")), final("never")])
     events = run_all(Harness(model=model, tools=robot.tools, limits=HarnessLimits(task_timeout_s=0.3)))
     end = done(events)
-    assert end.data["status"] == "failed"
-    assert "wall-time limit" in end.data["reason"]
-    assert of(events, EventType.TOOL_RESULT)[0].data["result"]["cancelled"] is True
+    assert end.payload.get("status") == "failed"
+    assert "wall-time limit" in end.payload.get("reason")
+    assert of(events, EventType.TOOL_RESULT)[0].payload.get("result")["cancelled"] is True
 
 
 def test_second_concurrent_run_is_rejected(robot: Robot) -> None:
@@ -571,10 +574,10 @@ def test_second_concurrent_run_is_rejected(robot: Robot) -> None:
     finally:
         release.set()
         worker.join(5.0)
-    assert done(collected).data["status"] == "completed"
+    assert done(collected).payload.get("status") == "completed"
     assert not harness.busy
     # The harness accepts a new task once the first is done.
-    assert done(run_all(harness, "third task")).data["status"] == "completed"
+    assert done(run_all(harness, "third task")).payload.get("status") == "completed"
 
 
 def test_rejection_is_immediate_even_before_iterating(robot: Robot) -> None:
@@ -582,7 +585,7 @@ def test_rejection_is_immediate_even_before_iterating(robot: Robot) -> None:
     stream = harness.run("first")
     with pytest.raises(TaskRejectedError):
         harness.run("second")
-    assert done(list(stream)).data["status"] == "completed"
+    assert done(list(stream)).payload.get("status") == "completed"
     with pytest.raises(TaskRejectedError, match="empty"):
         harness.run("   ")
 
@@ -597,7 +600,7 @@ def test_revision_reaches_the_model_before_the_next_decision(robot: Robot) -> No
     model = ScriptedModel([decide_and_revise, final("blue cup brought")])
     harness = Harness(model=model, tools=robot.tools)
     events = run_all(harness)
-    assert of(events, EventType.REVISION)[0].data["instruction"] == "bring the blue cup instead"
+    assert of(events, EventType.REVISION)[0].payload.get("instruction") == "bring the blue cup instead"
     users = [m["content"] for m in model.requests[1] if m["role"] == "user" and isinstance(m["content"], str)]
     assert users[-1].startswith("# Instruction revision from the operator\nbring the blue cup instead")
     assert not any("blue" in str(m.get("content")) for m in model.requests[0])
@@ -641,7 +644,7 @@ def test_images_only_in_the_newest_observation_message(robot: Robot) -> None:
     assert last[-1]["role"] == "user"
     assert all("image" not in m["content"] for m in last if m["role"] == "tool")
     # Observation events describe views but never carry image bytes.
-    observation = of(events, EventType.OBSERVATION)[0].data
+    observation = of(events, EventType.OBSERVATION)[0].payload.to_data()
     assert observation["views"][0]["name"] == "front"
     assert observation["clearance"]["forward"] == 1.5
     assert "base64" not in json.dumps([e.to_dict() for e in events])
@@ -664,7 +667,7 @@ def test_later_task_notes_snapshots_hold_only_what_changed(robot: Robot, memory:
     model = ScriptedModel([reply(call("look", "c1")), reply(call("look", "c2")), final("ok")])
     events = run_all(Harness(model=model, tools=robot.tools, memory=memory))
     notes_events = of(events, EventType.NOTES)
-    assert [e.data["update"] for e in notes_events] == [False, True]
+    assert [e.payload.get("update") for e in notes_events] == [False, True]
     last = model.requests[-1]
     notes = [str(m["content"]) for m in last if "Task Notes snapshot" in str(m["content"])]
     # The first snapshot is whole; the second, new text of the decision, repeats none of it.
@@ -682,9 +685,13 @@ def test_compaction_keeps_tail_and_never_summarises_resident_context(
         model=model, tools=robot.tools, memory=memory, profile=Profile(), context_window_tokens=1500
     )
     events = run_all(harness)
-    assert done(events).data["status"] == "completed"
+    assert done(events).payload.get("status") == "completed"
     compactions = of(events, EventType.COMPACTION)
-    assert compactions and compactions[0].data["compacted"] is True and compactions[0].data["error"] is None
+    assert (
+        compactions
+        and compactions[0].payload.get("compacted") is True
+        and compactions[0].payload.get("error") is None
+    )
     summary_request = model.compact_requests[0]
     transcript = summary_request[1]["content"]
     assert "footprint radius" not in transcript and "# harness_ros: decide" not in transcript
@@ -711,9 +718,9 @@ def test_failed_compaction_leaves_history_unchanged(robot: Robot) -> None:
     steps = [reply(call("look", f"c{i}")) for i in range(4)] + [final("done")]
     model = ScriptedModel(steps, compact=plain("I refuse to answer in JSON"))
     events = run_all(Harness(model=model, tools=robot.tools, context_window_tokens=900))
-    errors = [e.data["error"] for e in of(events, EventType.COMPACTION)]
+    errors = [e.payload.get("error") for e in of(events, EventType.COMPACTION)]
     assert errors and all(errors)
-    assert done(events).data["status"] == "completed"
+    assert done(events).payload.get("status") == "completed"
     for earlier, later in zip(model.requests, model.requests[1:], strict=False):
         assert later[: len(earlier)] == earlier  # nothing was replaced
 
@@ -737,7 +744,7 @@ def test_run_folder_contents(robot: Robot, memory: FileMemory, tmp_path: Path) -
     assert sum(e.type is EventType.DONE for e in logged) == 1
     assert (folder / "turn_1_front.jpg").read_bytes() == JPEG
     assert (folder / "turn_2_front.jpg").exists()
-    assert of(events, EventType.OBSERVATION)[0].data["images"] == ["turn_1_front.jpg"]
+    assert of(events, EventType.OBSERVATION)[0].payload.get("images") == ["turn_1_front.jpg"]
     report = (folder / "report.md").read_text()
     assert "completed" in report.splitlines()[0] and "The cup is on the table." in report
     trajectory = json.loads((folder / "trajectory.json").read_text())
@@ -768,7 +775,10 @@ def test_tool_feedback_becomes_events() -> None:
 
     model = ScriptedModel([reply(call("progress")), final("ok")])
     events = run_all(Harness(model=model, tools=[progress]))
-    assert of(events, EventType.TOOL_FEEDBACK)[0].data == {"tool": "progress", "feedback": {"percent": 50}}
+    assert of(events, EventType.TOOL_FEEDBACK)[0].payload.to_data() == {
+        "tool": "progress",
+        "feedback": {"percent": 50},
+    }
 
 
 def test_idle_controls_and_prompt_override(robot: Robot) -> None:
@@ -805,8 +815,8 @@ def test_a_tool_that_ignores_cancel_is_abandoned_after_the_grace_period(
         events = run_all(harness)
     finally:
         release.set()
-    assert done(events).data["status"] == "cancelled"
-    result = of(events, EventType.TOOL_RESULT)[0].data["result"]
+    assert done(events).payload.get("status") == "cancelled"
+    result = of(events, EventType.TOOL_RESULT)[0].payload.get("result")
     assert result["success"] is False
     assert "did not return after cancellation" in result["reason"]
 
@@ -847,12 +857,12 @@ def test_tool_calls_share_one_thread_and_an_abandoned_tool_gets_it_replaced(
         still_hanging = not release.is_set()
     finally:
         release.set()
-    assert done(first).data["status"] == "cancelled"
-    assert done(second).data["status"] == "completed"
+    assert done(first).payload.get("status") == "cancelled"
+    assert done(second).payload.get("status") == "completed"
     assert still_hanging
     assert threads[0] is threads[1] is threads[2], "calls in turn reuse one thread"
     assert threads[3] is not threads[2], "the call after an abandoned tool runs on a new thread"
-    assert of(second, EventType.TOOL_RESULT)[0].data["result"]["success"] is True
+    assert of(second, EventType.TOOL_RESULT)[0].payload.get("result")["success"] is True
 
 
 def test_load_skill_resource_is_offered_only_while_a_loaded_skill_lists_resources(tmp_path: Path) -> None:
@@ -876,7 +886,7 @@ def test_load_skill_resource_is_offered_only_while_a_loaded_skill_lists_resource
     offered = [sorted(d["function"]["name"] for d in tools or []) for tools in model.tools]
     assert ["load_skill_resource" in names for names in offered] == [False, True, True, False]
     assert all("load_skill" in names for names in offered)
-    results = [e.data["result"] for e in of(events, EventType.TOOL_RESULT)]
+    results = [e.payload.get("result") for e in of(events, EventType.TOOL_RESULT)]
     assert results[1]["success"] is True and "grip low" in json.dumps(results[1])
 
 
@@ -932,14 +942,18 @@ def test_server_readiness_is_awaited_before_the_safety_hooks() -> None:
     unsafe = {"unsafe_disable_base_motion_safety_filter": True}  # only the order is under test
     events = run_all(Harness(model=model, tools=[drive], hooks=[Hook()], **unsafe))
     assert order == ["ready", "hook", "execute"]
-    assert done(events).data["status"] == "completed"
+    assert done(events).payload.get("status") == "completed"
 
     order.clear()
     drive.wait_until_ready = lambda cancel: "action server '/drive' not available after 2 s"  # type: ignore[attr-defined]
     model = ScriptedModel([reply(call("drive")), final("gave up")])
     events = run_all(Harness(model=model, tools=[drive], hooks=[Hook()], **unsafe))
     assert order == []
-    assert of(events, EventType.TOOL_RESULT)[0].data["result"]["reason"].startswith("action server '/drive'")
+    assert (
+        of(events, EventType.TOOL_RESULT)[0]
+        .payload.get("result")["reason"]
+        .startswith("action server '/drive'")
+    )
 
 
 # ---------------------------------------------------------------------- safe by default
@@ -947,7 +961,7 @@ def test_a_harness_built_directly_checks_clearance_before_base_motion(robot: Rob
     # Finding: Harness(...) without hooks ran base motion with no clearance check at all.
     model = ScriptedModel([reply(call("drive", distance_m=0.5, direction="forward")), final("ok")])
     events = run_all(Harness(model=model, tools=robot.tools))
-    result = of(events, EventType.TOOL_RESULT)[0].data["result"]
+    result = of(events, EventType.TOOL_RESULT)[0].payload.get("result")
     assert result["success"] is False
     assert "no base clearance reading" in result["reason"]
     assert robot.calls == []

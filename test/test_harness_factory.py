@@ -106,7 +106,7 @@ def test_build_harness_wires_every_part(tmp_path: Path) -> None:
     assert "x forward, y left, z up" in system.split("<embodiment_profile>", 1)[1]
     # The safety filter read clearance from the observation source and blocked.
     assert observations.clearance_reads == 1
-    block = [e.data for e in events if e.type is EventType.SAFETY][-1]
+    block = [e.payload.to_data() for e in events if e.type is EventType.SAFETY][-1]
     assert block["action"] == "block"
     folder = tmp_path / "runs" / "f1"
     assert json.loads((folder / "trajectory.json").read_text())["status"] == "completed"
@@ -125,7 +125,7 @@ def test_consolidator_none_and_no_approval_hook(tmp_path: Path) -> None:
     assert harness.memory is not None and harness.memory.consolidator is None
     assert [type(h) for h in harness.hooks] == [BaseMotionSafetyFilter]
     events = list(harness.run("say hi"))
-    consolidation = next(e for e in events if e.type is EventType.MEMORY_CONSOLIDATION).data
+    consolidation = next(e for e in events if e.type is EventType.MEMORY_CONSOLIDATION).payload.to_data()
     assert consolidation["skipped"] is True
 
 

@@ -25,7 +25,9 @@ def _tools(calls: list[str]) -> list[Any]:
 
 def _comparable(events: list[HarnessEvent]) -> list[tuple[str, Any]]:
     keep = ("tool", "arguments", "result", "status", "report", "tool_calls", "text")
-    return [(e.type.value, {k: e.data[k] for k in keep if k in e.data}) for e in events]
+    return [
+        (e.type.value, {k: e.payload.to_data()[k] for k in keep if k in e.payload.to_data()}) for e in events
+    ]
 
 
 def test_task_through_litellm_loopback_then_replay(tmp_path: Path) -> None:
@@ -59,8 +61,8 @@ def test_task_through_litellm_loopback_then_replay(tmp_path: Path) -> None:
 
     done = events[-1]
     assert done.type is EventType.DONE
-    assert done.data["status"] == "completed"
-    assert done.data["report"] == "The red cup is on the table."
+    assert done.payload.get("status") == "completed"
+    assert done.payload.get("report") == "The red cup is on the table."
     assert calls == ["table"]
     # What went over the wire: the decide prompt, the tool definitions, then the
     # assistant tool call answered by one tool message carrying the envelope.

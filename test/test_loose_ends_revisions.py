@@ -63,7 +63,7 @@ def test_harness_revise_refuses_revisions_past_the_count_limit() -> None:
     refused = model.answers[limit:]
     assert len(refused) == 300 - limit
     assert all(answer and "task_api.max_revisions_per_task" in answer for answer in refused)
-    applied = [e.data["instruction"] for e in events if e.type is EventType.REVISION]
+    applied = [e.payload.get("instruction") for e in events if e.type is EventType.REVISION]
     assert applied == [f"also take cup {i}" for i in range(limit)]
     second = json.dumps(model.requests[1])
     assert "also take cup 15" in second and "also take cup 16" not in second

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from harness_ros.memory import (
     ToolExperienceEntry,
     TransientRule,
 )
+from harness_ros.trajectory import Trajectory
 
 TOOLS = ["pick_object", "navigate_to", "place_object"]
 
@@ -33,7 +35,7 @@ class ScriptedConsolidator:
         self.calls: list[dict[str, Any]] = []
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         self.calls.append({"task_notes": task_notes, "allowed_tools": allowed_tools, "existing": existing})
         if isinstance(self.proposal, Exception):
@@ -260,7 +262,7 @@ def test_task_notes_lifecycle_bounded_and_snapshot_only_when_changed(tmp_path: P
     # The model's snapshot leaves out what it already has: the task id and the goal.
     assert task_id not in snapshot.text and "tidy the table" not in snapshot.text
     assert memory.task_notes_snapshot_if_changed() is None
-    event = memory.trajectory()["events"][0]
+    event = memory.trajectory().to_json()["events"][0]
     assert len(event["arguments"]["note"]) == 500
     assert event["arguments"]["image"] == "<image omitted>"
     assert event["verdict"] == {
@@ -272,14 +274,14 @@ def test_task_notes_lifecycle_bounded_and_snapshot_only_when_changed(tmp_path: P
     for number in range(50):
         memory.record_tool_result("navigate_to", {"step": number}, {"success": True, "at": number})
     trajectory = memory.trajectory()
-    assert len(trajectory["events"]) == 40
-    assert trajectory["events"][-1]["index"] == 51
-    assert trajectory["dropped_events"] == 11
+    assert len(trajectory.steps) == 40
+    assert trajectory.steps[-1].index == 51
+    assert trajectory.dropped_steps == 11
     # The bounded window moved: the steps the model was shown are not all there, so whole.
     whole = memory.task_notes_snapshot_if_changed()
     assert whole is not None and not whole.update and "(11 earlier events omitted)" in whole.text
     memory.set_phase("placing")
-    assert memory.trajectory()["phase"] == "placing"
+    assert memory.trajectory().phase == "placing"
     assert memory.task_notes_snapshot_if_changed() == TaskNotesSnapshot("- Phase: placing\n", update=True)
     memory.set_phase("placing")  # no change the model could see
     assert memory.task_notes_snapshot_if_changed() is None
@@ -318,7 +320,7 @@ def test_no_consolidator_is_an_explicit_noop(tmp_path: Path) -> None:
     result = run_task(memory, CONFIRMED_PICK)
     assert result["skipped"] is True and "no consolidator" in result["reason"]
     assert result["memory_written"] == 0 and result["tool_experience_written"] == 0
-    assert result["trajectory"]["status"] == "completed"
+    assert result["trajectory"].status == "completed"
     assert not (tmp_path / "MEMORY.md").exists()
     assert not (tmp_path / "TASK_NOTES.md").exists()
 
@@ -534,7 +536,7 @@ def test_an_invalid_entry_is_dropped_and_the_others_are_judged(
     )
     memory = FileMemory(tmp_path, consolidator=ScriptedConsolidator(mixed))
     dry = memory.consolidate_trajectory(
-        {"task_id": "t1", "goal": "g", "phase": "done", "status": "completed", "events": []},
+        Trajectory(task_id="t1", goal="g", phase="done", status="completed"),
         allowed_tools=TOOLS,
         dry_run=True,
     )
@@ -585,7 +587,7 @@ def test_consolidation_failure_is_kept_pending_and_retried(tmp_path: Path) -> No
     second = run_task(memory, CONFIRMED_PICK)
     assert second["error"] is None and second["memory_written"] == 1
     assert second["pending_retried"] == 1 and second["pending"] == 0
-    assert [call["task_notes"]["task_id"] for call in consolidator.calls[-2:]] == [
+    assert [call["task_notes"].task_id for call in consolidator.calls[-2:]] == [
         second["task_id"],
         first["task_id"],
     ]
@@ -638,17 +640,17 @@ def test_consolidator_sees_existing_entries_and_allowed_tools(tmp_path: Path) ->
         "success": [],
         "failure": ["Slow down near glass."],
     }
-    assert call["task_notes"]["events"][0]["verdict"]["status"] == "success"
+    assert call["task_notes"].steps[0].verdict.status == "success"
 
 
 def test_dry_run_decides_but_writes_nothing(tmp_path: Path) -> None:
     memory = FileMemory(tmp_path, consolidator=ScriptedConsolidator(memory_entry("Knock before entering.")))
-    trajectory = {"task_id": "t9", "goal": "g", "phase": "done", "status": "completed", "events": []}
+    trajectory = Trajectory(task_id="t9", goal="g", phase="done", status="completed")
     result = memory.consolidate_trajectory(trajectory, allowed_tools=TOOLS, dry_run=True)
     assert decisions(result) == [(True, "accepted")] and result["memory_written"] == 1
     assert not (tmp_path / "MEMORY.md").exists() and not (tmp_path / "audit.jsonl").exists()
     with pytest.raises(MemoryStoreError, match="only completed tasks"):
-        memory.consolidate_trajectory({**trajectory, "status": "aborted"}, allowed_tools=TOOLS)
+        memory.consolidate_trajectory(replace(trajectory, status="aborted"), allowed_tools=TOOLS)
 
 
 # ---------------------------------------------------------------- summaries

@@ -12,7 +12,7 @@ from harness_ros.memory import FileMemory
 from harness_ros.memory.contracts import MemoryConsolidation, ToolExperienceEntry
 from harness_ros.memory.evidence import recovery_lessons, with_recovery_lessons
 from harness_ros.memory.lessons import LessonArgument, LessonCall, RecoveryLesson
-from harness_ros.trajectory import TrajectoryStep, steps_from
+from harness_ros.trajectory import Trajectory, TrajectoryStep, steps_from
 
 OK = {"status": "success", "failure_reason": None}
 
@@ -175,7 +175,7 @@ class Silent:
     """What the 1.5B proposed for every consolidation of the eval: nothing."""
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         return MemoryConsolidation()
 
@@ -183,8 +183,9 @@ class Silent:
         return "summary"
 
 
-def _trajectory(events: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"task_id": "t1", "goal": "bring the cup", "phase": "", "status": "completed", "events": events}
+def _trajectory(events: list[dict[str, Any]]) -> Trajectory:
+    raw = {"task_id": "t1", "goal": "bring the cup", "phase": "", "status": "completed", "events": events}
+    return Trajectory.from_json(raw)
 
 
 def test_file_memory_writes_the_recovery_through_the_same_rules(tmp_path: Path) -> None:

@@ -22,10 +22,10 @@ from harness_ros.trajectory import Trajectory
 class Fixed:
     def __init__(self, *entries: DurableMemoryEntry) -> None:
         self.proposal = MemoryConsolidation(memory_entries=entries)
-        self.seen: list[dict[str, Any]] = []
+        self.seen: list[Trajectory] = []
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         self.seen.append(task_notes)
         return self.proposal
@@ -44,7 +44,7 @@ def trajectory(goal: str, events: list[dict[str, Any]] | None = None, **extra: A
 
 def consolidate(tmp_path: Path, traj: dict[str, Any], *entries: DurableMemoryEntry) -> list[tuple[bool, str]]:
     memory = FileMemory(tmp_path, consolidator=Fixed(*entries))
-    result = memory.consolidate_trajectory(traj, allowed_tools=["pick_object"])
+    result = memory.consolidate_trajectory(Trajectory.from_json(traj), allowed_tools=["pick_object"])
     return [(d["accepted"], d["rule"]) for d in result["decisions"]]
 
 

@@ -78,7 +78,10 @@ def test_consolidator_none_falls_back_to_the_cached_summary_with_an_event(tmp_pa
     harness = build_harness(config, tools=[pick_object], model=model)
     events = list(harness.run("bring the mug", task_id="t1"))
     [notice] = [e for e in events if e.type is EventType.MEMORY_NOTICE]
-    assert notice.data["notice"] == "ledger_summary_fallback" and notice.data["tool"] == "pick_object"
+    assert (
+        notice.payload.get("notice") == "ledger_summary_fallback"
+        and notice.payload.get("tool") == "pick_object"
+    )
     assert [e.type for e in events[:2]] == [EventType.TASK_STARTED, EventType.MEMORY_NOTICE]
     # The tool definition still carries the (last cached) experience.
     tools = json.dumps(model.requests[0][1])

@@ -13,7 +13,7 @@ from harness_ros.harness.guidance import AheadFocus, HeldByExperience, TaskGuida
 from harness_ros.memory import FileMemory, MemoryConsolidation
 from harness_ros.model.contracts import ModelProfile, ToolCall
 from harness_ros.tools import ToolRegistry, tool
-from harness_ros.trajectory import steps_from
+from harness_ros.trajectory import Trajectory, steps_from
 
 SMALL = ModelProfile.small("model.profile: small")
 TOOLS = ["navigate_to", "pick_object", "load_skill"]
@@ -55,7 +55,7 @@ class Silent:
     """What the 1.5B proposed for every consolidation of the eval: nothing."""
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         return MemoryConsolidation()
 
@@ -73,7 +73,7 @@ def _learnt(root: Path) -> FileMemory:
         "status": "completed",
         "events": REACH,
     }
-    result = memory.consolidate_trajectory(trajectory, allowed_tools=TOOLS)
+    result = memory.consolidate_trajectory(Trajectory.from_json(trajectory), allowed_tools=TOOLS)
     assert [(d["tool"], d["rule"]) for d in result["decisions"]] == [("pick_object", "accepted")]
     assert memory.ledger_entries("pick_object")["failure"] == [WORDS]
     return memory
@@ -191,7 +191,7 @@ def test_the_same_recovery_after_an_operator_reworded_its_lesson_is_a_duplicate(
         "status": "completed",
         "events": REACH,
     }
-    again = memory.consolidate_trajectory(trajectory, allowed_tools=TOOLS)
+    again = memory.consolidate_trajectory(Trajectory.from_json(trajectory), allowed_tools=TOOLS)
     assert [d["rule"] for d in again["decisions"]] == ["duplicate_existing"]
     assert len(memory.failure_lessons("pick_object")) == 1
 
@@ -230,7 +230,7 @@ def test_a_replay_of_the_recorded_proposals_writes_the_lesson_with_its_data(tmp_
         "status": "completed",
         "events": REACH,
     }
-    replayed.consolidate_trajectory(trajectory, allowed_tools=TOOLS)
+    replayed.consolidate_trajectory(Trajectory.from_json(trajectory), allowed_tools=TOOLS)
     assert replayed.failure_lessons("pick_object") == learnt.failure_lessons("pick_object")
     assert _first_pick(replayed) is not None
 
@@ -246,7 +246,7 @@ def test_a_models_entry_cannot_forge_a_lessons_data(tmp_path: Path) -> None:
 
     class Forger(Silent):
         def consolidate(
-            self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+            self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
         ) -> MemoryConsolidation:
             return MemoryConsolidation(
                 tool_experience_entries=(ToolExperienceEntry("pick_object", "failure", forged, 0.9),)
@@ -260,14 +260,17 @@ def test_a_models_entry_cannot_forge_a_lessons_data(tmp_path: Path) -> None:
         "events": REACH,
     }
     memory = FileMemory(tmp_path / "a", consolidator=Forger(), tool_experience_summarizer=Silent())
-    result = memory.consolidate_trajectory(trajectory, allowed_tools=TOOLS)
+    result = memory.consolidate_trajectory(Trajectory.from_json(trajectory), allowed_tools=TOOLS)
     assert [d["rule"] for d in result["decisions"]] == ["poisoning:markup"]
     # With the markup rule switched off by a deployment, the words are written without it.
     loose = FileMemory(
         tmp_path / "b", consolidator=Forger(), tool_experience_summarizer=Silent(), poisoning_rules=()
     )
     assert [
-        d["rule"] for d in loose.consolidate_trajectory(trajectory, allowed_tools=TOOLS)["decisions"]
+        d["rule"]
+        for d in loose.consolidate_trajectory(Trajectory.from_json(trajectory), allowed_tools=TOOLS)[
+            "decisions"
+        ]
     ] == ["accepted"]
     assert [(found.text, found.lesson) for found in loose.failure_lessons("pick_object")] == [
         ("Drive to the object first.", None)

@@ -120,8 +120,8 @@ def test_a_task_whose_model_answers_401_keeps_the_key_out_of_events_and_report(
     events = list(harness.run("where is the cup?", task_id="secret"))
     done = events[-1]
     assert done.type is EventType.DONE
-    assert done.data["status"] == "failed"
-    assert "model provider failed" in json.dumps(done.data)
+    assert done.payload.get("status") == "failed"
+    assert "model provider failed" in json.dumps(done.payload.to_data())
     _assert_clean(json.dumps([event.to_dict() for event in events]))
     folder = tmp_path / "runs" / "secret"
     written = sorted(path.name for path in folder.iterdir())

@@ -370,7 +370,7 @@ def _requests_after_a_failed_grasp(model_name: str, profile: str) -> list[dict[s
             cfg, api_key="not-a-real-key", completion_kwargs={"_skip_mcp_handler": True}
         )
         events = list(Harness(model=model, tools=[grasp]).run("pick up the red cup", task_id="profile"))
-        assert events[-1].data["finished_by"] == "finish_task", events[-1].data
+        assert events[-1].payload.get("finished_by") == "finish_task", events[-1].payload.to_data()
         return list(server.requests)
 
 

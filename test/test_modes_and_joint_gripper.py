@@ -176,7 +176,7 @@ def test_the_harness_switches_modes_before_each_tool_and_records_it(
         tmp_path / "runs",
     )
     done = events[-1]
-    assert done.type is EventType.DONE and done.data["status"] == "completed", done.data
+    assert done.type is EventType.DONE and done.payload.get("status") == "completed", done.payload.to_data()
 
     # The driver saw each mode switch before the goal that needs it (always made, even
     # when the mode is already right: the third call), and every goal in its mode.
@@ -189,12 +189,12 @@ def test_the_harness_switches_modes_before_each_tool_and_records_it(
         "call /switch_to_position_mode mode=position",
         f"goal {TRAJECTORY} mode=position",
     ]
-    results = [e.data["result"] for e in events if e.type is EventType.TOOL_RESULT]
+    results = [e.payload.get("result") for e in events if e.type is EventType.TOOL_RESULT]
     assert [r["success"] for r in results[:3]] == [True, True, True], results
 
     # Each switch is an event between the call and its result ...
     kinds = [
-        (e.type.value, e.data.get("tool")) for e in events if e.type.value.startswith(("tool_", "prereq"))
+        (e.type.value, e.payload.get("tool")) for e in events if e.type.value.startswith(("tool_", "prereq"))
     ]
     assert kinds[:3] == [
         ("tool_call", "navigate_to_location"),
@@ -202,10 +202,12 @@ def test_the_harness_switches_modes_before_each_tool_and_records_it(
         ("tool_result", "navigate_to_location"),
     ]
     first = next(e for e in events if e.type is EventType.PREREQUISITE)
-    assert first.data["service"] == "/switch_to_navigation_mode" and first.data["success"] is True
     assert (
-        first.data["message"] == "Now in navigation mode."
-        and first.data["call_id"] == "id_navigate_to_location"
+        first.payload.get("service") == "/switch_to_navigation_mode" and first.payload.get("success") is True
+    )
+    assert (
+        first.payload.get("message") == "Now in navigation mode."
+        and first.payload.get("call_id") == "id_navigate_to_location"
     )
 
     # ... and the trajectory (what memory and the report read) keeps it with its step.
@@ -242,12 +244,12 @@ def test_a_failed_prerequisite_fails_the_call_and_the_tool_does_not_run(
     assert wait_for(lambda: len(seen(server)) >= 1, 5.0), server.output
     assert seen(server) == ["call /switch_to_position_mode mode=position"]  # no goal was sent
     result = next(e for e in events if e.type is EventType.TOOL_RESULT)
-    assert result.data["result"]["success"] is False
-    assert result.data["result"]["reason"] == (
+    assert result.payload.get("result")["success"] is False
+    assert result.payload.get("result")["reason"] == (
         "prerequisite call to service '/switch_to_position_mode' failed, so 'move_arm_to' was not "
         "executed: Cannot change mode while runstopped."
     )
-    assert result.data["refusal"] == "prerequisite_failed"
+    assert result.payload.get("refusal") == "prerequisite_failed"
     step = json.loads((tmp_path / "runs" / "t1" / "trajectory.json").read_text(encoding="utf-8"))["events"][0]
     assert step["refusal"] == "prerequisite_failed"
     assert step["prerequisites"] == [

@@ -296,7 +296,7 @@ def test_the_harness_passes_the_tools_end_to_the_arm_check(tmp_path: Path, age_s
         limits=HarnessLimits(max_turns=3),
     )
     events = list(harness.run("Move the gripper."))
-    (tool_verdict,) = [e.data["verdict"] for e in events if e.type is EventType.VERDICT and "tool" in e.data]
+    (tool_verdict,) = [e.payload.verdict for e in events if e.type is EventType.VERDICT and e.payload.tool]
     assert tool_verdict["status"] == status, tool_verdict
     if status == "failure":
         assert "measured before the move ended" in tool_verdict["failure_reason"]

@@ -10,6 +10,7 @@ from harness_ros.harness import Harness
 from harness_ros.model.contracts import ModelReply, ToolCall, Usage
 from harness_ros.operator import OperatorAnswer, OperatorQuestion, Session, summarize_task
 from harness_ros.tools import CancelToken, success, tool
+from harness_ros.trajectory import Trajectory
 
 
 class Channel:
@@ -62,7 +63,7 @@ def final(text: str) -> ModelReply:
 
 
 def results(events: list[Any]) -> list[dict[str, Any]]:
-    return [e.data["result"] for e in events if e.type.value == "tool_result"]
+    return [e.payload.get("result") for e in events if e.type.value == "tool_result"]
 
 
 def test_the_answer_reaches_the_model_and_no_answer_is_never_made_up() -> None:
@@ -102,7 +103,7 @@ def test_a_waiting_question_ends_with_the_task_cancel() -> None:
     harness.cancel("operator stop")
     thread.join(10)
     assert not thread.is_alive(), "the question kept waiting after the cancel"
-    assert events[-1].data["status"] == "cancelled"
+    assert events[-1].payload.get("status") == "cancelled"
 
 
 def test_notices_go_to_the_operator_and_tools_exist_only_with_a_channel() -> None:
@@ -201,7 +202,7 @@ def test_an_operator_answer_is_operator_text_for_memory(tmp_path: Any) -> None:
         memory = FileMemory(path, consolidator=Fixed())
         return [
             (d["accepted"], d["rule"])
-            for d in memory.consolidate_trajectory(traj, allowed_tools=[])["decisions"]
+            for d in memory.consolidate_trajectory(Trajectory.from_json(traj), allowed_tools=[])["decisions"]
         ]
 
     assert decisions(tmp_path / "a", trajectory("ask_operator")) == [(True, "accepted")]
@@ -230,4 +231,4 @@ def test_the_goal_check_judges_what_the_operator_chose() -> None:
     harness = Harness(model=model, operator=Channel("The red cup."), evaluator=judge)
     events = list(harness.run("Fetch a cup and put it on the coffee table.", task_id="t5"))
     assert judge.revisions == ["The red cup. Fetch a cup and put it on the coffee table."]
-    assert events[-1].data["outcome"] == "succeeded"
+    assert events[-1].payload.get("outcome") == "succeeded"

@@ -28,6 +28,7 @@ from harness_ros.progress import format_event
 from harness_ros.report import render_report
 from harness_ros.tools import success, tool
 from harness_ros.tools.finish_task import FINISH_TASK, settle_outcome
+from harness_ros.trajectory import Trajectory
 from harness_ros_sim.demo.decide import FINISH, Step, decide
 from harness_ros_sim.demo.policy import scripted_reply
 
@@ -88,10 +89,10 @@ class ToolOnlyEvaluator:
 class Proposer:
     def __init__(self, proposal: MemoryConsolidation) -> None:
         self.proposal = proposal
-        self.seen: list[dict[str, Any]] = []
+        self.seen: list[Trajectory] = []
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         self.seen.append(task_notes)
         assert FINISH_TASK not in allowed_tools  # the harness's own end call has no ledger
@@ -113,7 +114,7 @@ def run(harness: Harness, instruction: str = FETCH, task_id: str = "t") -> list[
 
 def done(events: list[HarnessEvent]) -> dict[str, Any]:
     assert events[-1].type is EventType.DONE
-    return events[-1].data
+    return events[-1].payload.to_data()
 
 
 # ---------------------------------------------------------------------- the harness
@@ -129,12 +130,12 @@ def test_confirmed_claim_succeeds_and_the_goal_check_is_an_event(tmp_path: Path)
     assert end["finished_by"] == FINISH_TASK
     assert end["report"] == "The cup is on the coffee table."
     assert end["goal_verdict"]["status"] == "success"
-    goal_checks = [e for e in events if e.type is EventType.VERDICT and e.data.get("scope") == "task"]
-    assert len(goal_checks) == 1 and goal_checks[0].data["goal"] == FETCH
+    goal_checks = [e for e in events if e.type is EventType.VERDICT and e.payload.get("scope") == "task"]
+    assert len(goal_checks) == 1 and goal_checks[0].payload.get("goal") == FETCH
     assert evaluator.task_calls == [{"goal": FETCH, "revisions": [], "run_id": "t"}]
     # finish_task is offered to the model as a tool, and is never a tool_result of its own.
     assert FINISH_TASK in [t["function"]["name"] for t in model.tools[0]]
-    assert [e.data["tool"] for e in events if e.type is EventType.TOOL_RESULT] == ["pick"]
+    assert [e.payload.get("tool") for e in events if e.type is EventType.TOOL_RESULT] == ["pick"]
     report_md = (tmp_path / "t" / "report.md").read_text(encoding="utf-8")
     assert (
         "## Outcome\n\nsucceeded (the model claimed succeeded; the evaluator judged the goal: success"
@@ -158,9 +159,9 @@ def test_refuted_claim_is_failed_but_still_consolidated_with_its_outcome_in_the_
     assert (end["status"], end["outcome"], end["claim"]) == ("completed", "failed", "succeeded")
     assert end["goal_verdict"]["failure_reason"] == "red_cup is still in the gripper"
     # A failed outcome is not an aborted task: consolidation ran, and its evidence counted.
-    consolidation = next(e for e in events if e.type is EventType.MEMORY_CONSOLIDATION).data
+    consolidation = next(e for e in events if e.type is EventType.MEMORY_CONSOLIDATION).payload.to_data()
     assert consolidation["skipped"] is False and consolidation["tool_experience_written"] == 1
-    assert proposer.seen[0]["outcome"] == "failed" and proposer.seen[0]["status"] == "completed"
+    assert proposer.seen[0].outcome == "failed" and proposer.seen[0].status == "completed"
     proposals = [r for r in memory.audit_records() if r.get("event") == "proposal"]
     assert [(r["task_outcome"], r["accepted"]) for r in proposals] == [("failed", True)]
     assert "done: FAILED, status completed" in (format_event(events[-1].to_dict()) or "")
@@ -212,7 +213,7 @@ def test_outcome_from_claim_and_goal_check(
 def test_bad_finish_task_arguments_are_malformed_and_the_task_goes_on() -> None:
     model = Model([reply(call(FINISH_TASK, outcome="done", summary="x")), finish("failed", "gave up")])
     events = run(Harness(model=model, tools=[pick]))
-    results = [e.data for e in events if e.type is EventType.TOOL_RESULT]
+    results = [e.payload.to_data() for e in events if e.type is EventType.TOOL_RESULT]
     assert results[0]["tool"] == FINISH_TASK and results[0]["malformed"] is True
     assert results[0]["refusal"] == "invalid_arguments"
     assert done(events)["outcome"] == "failed"
@@ -238,8 +239,8 @@ def test_revised_goal_is_what_the_evaluator_judges() -> None:
     harness.revise(revised)
     events += list(stream)
     assert evaluator.task_calls[0]["revisions"] == [revised]
-    goal_check = next(e for e in events if e.type is EventType.VERDICT and e.data.get("scope") == "task")
-    assert goal_check.data["goal"] == revised
+    goal_check = next(e for e in events if e.type is EventType.VERDICT and e.payload.get("scope") == "task")
+    assert goal_check.payload.get("goal") == revised
 
 
 # ---------------------------------------------------------------------- pieces

@@ -76,7 +76,7 @@ def test_the_documented_example_plugin_runs_in_a_task(monkeypatch: pytest.Monkey
         observations=ObservationWithExtras(Still(), plugins.observation_extras),
     )
     events = list(harness.run("check the battery, then put the pan on the stove", task_id="p1"))
-    results = [e.data["result"] for e in events if e.type.value == "tool_result"]
+    results = [e.payload.get("result") for e in events if e.type.value == "tool_result"]
     assert results[0] == {"success": True, "percent": 87.0}
     assert results[1]["success"] is False and results[1]["reason"] == "never place objects on the stove"
     observed = json.dumps(model.seen[0])

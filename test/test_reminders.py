@@ -54,11 +54,11 @@ def harness(model: ScriptedModel, *, reminders: int | None = None, **kwargs: Any
 def test_an_echoed_tool_result_gets_a_reminder_and_the_task_goes_on() -> None:
     model = ScriptedModel([reply(call("look")), plain(ECHO), final("The cup is on the table.")])
     events = run_all(harness(model))
-    end = done(events).data
+    end = done(events).payload.to_data()
     assert (end["status"], end["finished_by"], end["claim"]) == ("completed", "finish_task", "succeeded")
     assert end["report"] == "The cup is on the table."
     reminders = of(events, EventType.REMINDER)
-    assert [(e.data["reminder"], e.data["limit"]) for e in reminders] == [(1, 2)]
+    assert [(e.payload.get("reminder"), e.payload.get("limit")) for e in reminders] == [(1, 2)]
     # The model saw the harness's reminder, not its own text again (a small model decoding
     # greedily repeats its last reply when it is in view).
     after = model.requests[2]
@@ -74,7 +74,7 @@ def test_an_echoed_tool_result_gets_a_reminder_and_the_task_goes_on() -> None:
 def test_when_reminders_run_out_the_task_fails_as_a_limit() -> None:
     model = ScriptedModel([plain("I will look."), plain("Looking now."), plain("Done, I think.")])
     events = run_all(harness(model))
-    end = done(events).data
+    end = done(events).payload.to_data()
     assert (end["status"], end["outcome"], end["claim"]) == ("failed", "failed", None)
     assert "plain text 3 times in a row" in end["reason"]
     assert "harness.text_reply_reminders is 2" in end["reason"]
@@ -84,7 +84,7 @@ def test_when_reminders_run_out_the_task_fails_as_a_limit() -> None:
 
 def test_zero_reminders_fail_the_first_plain_reply() -> None:
     model = ScriptedModel([plain("All done.")])
-    end = done(run_all(harness(model, reminders=0))).data
+    end = done(run_all(harness(model, reminders=0))).payload.to_data()
     assert (end["status"], end["outcome"]) == ("failed", "failed")
     assert len(model.requests) == 1
 
@@ -93,14 +93,14 @@ def test_a_tool_call_resets_the_count_of_plain_replies() -> None:
     steps = [plain("thinking"), reply(call("look", "c1")), plain("still thinking"), reply(call("look", "c2"))]
     model = ScriptedModel([*steps, plain("hmm"), final("ok")])
     events = run_all(harness(model, reminders=1))
-    assert done(events).data["status"] == "completed"
-    assert [e.data["reminder"] for e in of(events, EventType.REMINDER)] == [1, 1, 1]
+    assert done(events).payload.get("status") == "completed"
+    assert [e.payload.get("reminder") for e in of(events, EventType.REMINDER)] == [1, 1, 1]
 
 
 def test_a_question_for_the_operator_ends_the_task_without_a_claim() -> None:
     question = "Which cup do you mean: the red one or the blue one?"
     events = run_all(harness(ScriptedModel([plain(question)])))
-    end = done(events).data
+    end = done(events).payload.to_data()
     assert (end["status"], end["outcome"], end["claim"]) == ("completed", "unverified", None)
     assert end["finished_by"] == "operator_question" and end["report"] == question
     assert of(events, EventType.REMINDER) == []
@@ -134,7 +134,7 @@ def test_the_reminder_names_call_shaped_text_that_was_not_run() -> None:
     events = run_all(harness(model))
     note = model.requests[1][-1]["content"]
     assert "held no call that could run: 'fly' is not an offered tool" in note
-    assert of(events, EventType.REMINDER)[0].data["text_call_problems"] == [
+    assert of(events, EventType.REMINDER)[0].payload.get("text_call_problems") == [
         "'fly' is not an offered tool (offered: look, pick)"
     ]
 
@@ -227,7 +227,7 @@ def test_the_model_reads_the_compact_result_and_the_record_keeps_the_envelope(tm
     assert tool_contents(model.requests[1]) == [
         {"success": True, "picked": "red cup", "verdict": {"status": "success"}}
     ]
-    full = of(events, EventType.TOOL_RESULT)[0].data["result"]
+    full = of(events, EventType.TOOL_RESULT)[0].payload.get("result")
     assert full["run_id"] == "run-7" and full["verdict"]["run_id"] == "run-7"
     assert full["verdict"]["evidence"] == "cup in the gripper"  # the record keeps it
     trajectory = json.loads((runs / "t1" / "trajectory.json").read_text(encoding="utf-8"))
@@ -264,7 +264,7 @@ def test_a_copy_of_the_harness_text_is_cut_never_the_models_words_and_the_failur
     with_copy = ModelReply(text="Picking it.\n" + NOTES_COPY, tool_calls=(call("grasp"),))
     model = ScriptedModel([with_copy, plain(NOTES_COPY), final("Could not reach it.", "failed")])
     events = run_all(Harness(model=model, tools=[grasp]))
-    end = done(events).data
+    end = done(events).payload.to_data()
     assert (end["status"], end["claim"]) == ("completed", "failed")
     # The call's message keeps the model's own words, not the copy.
     assistant = [m for m in model.requests[1] if m["role"] == "assistant"][-1]
@@ -364,13 +364,13 @@ def test_a_call_named_after_a_skill_loads_it(tmp_path: Path) -> None:
         model = ScriptedModel([first, final("done")])
         events = run_all(Harness(model=model, tools=Robot().tools, skills=_recover_skill(tmp_path)))
         (result,) = of(events, EventType.TOOL_RESULT)
-        assert result.data["tool"] == "load_skill" and result.data["result"]["success"] is True
+        assert result.payload.get("tool") == "load_skill" and result.payload.get("result")["success"] is True
         assert "Go closer." in model.requests[1][0]["content"]  # the body joined the system message
         assert of(events, EventType.REMINDER) == []
     # A name that is neither a tool nor a skill is still refused with the reason.
     model = ScriptedModel([ModelReply(text=None, tool_calls=(ToolCall("n2", "fly", "{}", {}),)), final("no")])
     events = run_all(Harness(model=model, tools=Robot().tools, skills=_recover_skill(tmp_path)))
-    assert of(events, EventType.TOOL_RESULT)[0].data["result"]["success"] is False
+    assert of(events, EventType.TOOL_RESULT)[0].payload.get("result")["success"] is False
 
 
 def test_the_loaded_skill_called_again_is_refused_not_loaded_again(tmp_path: Path) -> None:
@@ -398,8 +398,8 @@ def test_the_loaded_skill_called_again_is_refused_not_loaded_again(tmp_path: Pat
     model = ScriptedModel([first, again, as_text, final("done")])
     events = run_all(Harness(model=model, tools=Robot().tools, skills=_recover_skill(tmp_path)))
     results = of(events, EventType.TOOL_RESULT)
-    assert [r.data["tool"] for r in results] == ["load_skill", "recover-failed-grasp"]
-    refused = results[1].data["result"]
+    assert [r.payload.get("tool") for r in results] == ["load_skill", "recover-failed-grasp"]
+    refused = results[1].payload.get("result")
     assert refused["success"] is False and "is the loaded skill, not a tool" in refused["reason"]
     assert "call load_skill" not in refused["reason"]
     # The same call written as text gets a reminder saying so, not a second load, and without
@@ -409,7 +409,7 @@ def test_the_loaded_skill_called_again_is_refused_not_loaded_again(tmp_path: Pat
     note = str(model.requests[3][-1]["content"])
     assert "that call named the loaded skill, not a tool; its steps are in your context: call a tool" in note
     assert "recover-failed-grasp" not in note
-    assert reminder.data["reminder"] == 1
+    assert reminder.payload.get("reminder") == 1
 
 
 def test_a_skill_load_after_a_failed_pick_does_not_hide_the_failure(tmp_path: Path) -> None:
@@ -870,9 +870,9 @@ def test_a_first_call_without_its_ledgers_step_is_held_once_with_the_step_bound_
     events = run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
     assert ran == ["drive kitchen_table", "drive red_cup", "grasp red_cup"]
     held_events = [
-        e for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_by_experience"
+        e for e in of(events, EventType.TOOL_RESULT) if e.payload.get("refusal") == "held_by_experience"
     ]
-    held = [e.data for e in held_events]
+    held = [e.payload.to_data() for e in held_events]
     shown = format_event(held_events[0].to_dict())
     assert (
         shown is not None
@@ -924,7 +924,7 @@ def test_repeating_the_last_call_while_a_call_waits_for_its_step_is_held_once(tm
     model = _ServedHereModel(script)
     events = run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
     assert ran == ["drive kitchen_table", "drive kitchen_table", "drive red_cup", "grasp red_cup"]
-    kinds = [(e.data["tool"], e.data.get("refusal")) for e in of(events, EventType.TOOL_RESULT)]
+    kinds = [(e.payload.get("tool"), e.payload.get("refusal")) for e in of(events, EventType.TOOL_RESULT)]
     assert kinds == [
         ("drive", None),
         ("grasp", "held_by_experience"),
@@ -950,7 +950,7 @@ def test_a_held_call_made_again_as_it_was_runs(tmp_path: Path) -> None:
     )
     events = run_all(Harness(model=model, tools=[grasp, drive], memory=memory))
     assert ran == ["drive kitchen_table", "grasp red_cup"]
-    kinds = [e.data.get("refusal") for e in of(events, EventType.TOOL_RESULT)]
+    kinds = [e.payload.get("refusal") for e in of(events, EventType.TOOL_RESULT)]
     assert kinds == [None, "held_by_experience", None]
 
 
@@ -1064,7 +1064,7 @@ def test_giving_up_right_after_a_call_refused_for_its_arguments_is_held_once_a_t
     events = run_all(Harness(model=model, tools=[grasp, drive]))
     assert ran == ["grasp red_cup"]
     results = of(events, EventType.TOOL_RESULT)
-    assert [(e.data["tool"], e.data.get("refusal")) for e in results] == [
+    assert [(e.payload.get("tool"), e.payload.get("refusal")) for e in results] == [
         ("grasp", "invalid_arguments"),
         ("finish_task", "held_finish"),
         ("grasp", None),
@@ -1087,7 +1087,7 @@ def test_giving_up_right_after_a_call_refused_for_its_arguments_is_held_once_a_t
     assert last[1] == last[2] == grasp_again
     assert "did not run" not in last[3]  # the grasp ran
     assert last[4].endswith('{"name": "drive", "arguments": {"target": "table"}}')
-    end = done(events).data
+    end = done(events).payload.to_data()
     assert (end["finished_by"], end["outcome"], end["report"]) == (
         "finish_task",
         "failed",
@@ -1127,19 +1127,26 @@ def test_a_success_claimed_right_after_a_call_refused_for_its_arguments_is_held_
     model = _ServedHereModel(script)
     events = run_all(Harness(model=model, tools=[grasp, drive]))
     assert ran == []
-    held = [e.data for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_finish"]
+    held = [
+        e.payload.to_data()
+        for e in of(events, EventType.TOOL_RESULT)
+        if e.payload.get("refusal") == "held_finish"
+    ]
     assert len(held) == 1 and held[0]["result"]["reason"].startswith(
         "not ended: your last call, grasp, was refused for its arguments before it ran, so the robot "
         "did nothing and grasp was not done (invalid arguments for 'grasp'"
     )
     # Held once: claimed again, the task ends with the claim, and the harness judges it.
-    assert (done(events).data["finished_by"], done(events).data["claim"]) == ("finish_task", "succeeded")
+    assert (done(events).payload.get("finished_by"), done(events).payload.get("claim")) == (
+        "finish_task",
+        "succeeded",
+    )
     # A success claimed after a call that ran is not held.
     grasp, drive, ran = _counted_grasp_and_drive()
     events = run_all(
         Harness(model=_ServedHereModel([reply(call("drive", target="t")), final("ok")]), tools=[grasp, drive])
     )
-    assert not [e for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_finish"]
+    assert not [e for e in of(events, EventType.TOOL_RESULT) if e.payload.get("refusal") == "held_finish"]
 
 
 def test_giving_up_right_after_a_robot_call_succeeded_is_held_once_a_task() -> None:
@@ -1155,13 +1162,17 @@ def test_giving_up_right_after_a_robot_call_succeeded_is_held_once_a_task() -> N
     model = _ServedHereModel(script)
     events = run_all(Harness(model=model, tools=[grasp, drive]))
     assert ran == ["grasp red_cup", "drive table"]
-    held = [e.data for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_finish"]
+    held = [
+        e.payload.to_data()
+        for e in of(events, EventType.TOOL_RESULT)
+        if e.payload.get("refusal") == "held_finish"
+    ]
     assert len(held) == 1 and held[0]["result"]["reason"] == (
         'not ended: your last call, drive {"target": "table"}, succeeded: at table, so nothing failed '
         "just now. If the task is not done, make its next call; call finish_task again to end the task "
         "anyway"
     )
-    assert done(events).data["outcome"] == "failed"
+    assert done(events).payload.get("outcome") == "failed"
 
 
 def test_a_finish_is_not_held_after_a_robot_failure_or_for_a_hosted_model() -> None:
@@ -1178,5 +1189,5 @@ def test_a_finish_is_not_held_after_a_robot_failure_or_for_a_hosted_model() -> N
     ]
     for model_type, script in cases:
         events = run_all(Harness(model=model_type(script), tools=[grasp]))
-        assert not [e for e in of(events, EventType.TOOL_RESULT) if e.data.get("refusal") == "held_finish"]
-        assert done(events).data["finished_by"] == "finish_task"
+        assert not [e for e in of(events, EventType.TOOL_RESULT) if e.payload.get("refusal") == "held_finish"]
+        assert done(events).payload.get("finished_by") == "finish_task"

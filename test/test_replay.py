@@ -47,13 +47,13 @@ def test_rebuilt_trajectories_equal_the_harness_trajectory_json(
     assert [t.status for t in tasks] == ["completed", "aborted"]
     for task in tasks:
         written = json.loads((runs / task.task_id / "trajectory.json").read_text(encoding="utf-8"))
-        assert task.trajectory == written
-    pick = tasks[0].trajectory["events"]
-    assert [e["tool"] for e in pick] == ["pick_object", "navigate_to", "pick_object"]
-    assert pick[0]["result"]["success"] is False and pick[0]["verdict"] is None
-    assert pick[2]["verdict"]["status"] == "success"
+        assert task.trajectory.to_json() == written
+    pick = tasks[0].trajectory.steps
+    assert [step.tool for step in pick] == ["pick_object", "navigate_to", "pick_object"]
+    assert pick[0].result.success is False and pick[0].verdict is None
+    assert pick[2].verdict is not None and pick[2].verdict.status == "success"
     # malformed calls of known tools are in the trajectory, the unknown tool is not
-    assert [e["tool"] for e in tasks[1].trajectory["events"]] == ["pick_object", "navigate_to"]
+    assert [step.tool for step in tasks[1].trajectory.steps] == ["pick_object", "navigate_to"]
 
 
 def test_rebuilt_trajectory_from_the_recorded_bag_equals_the_live_one(
@@ -86,8 +86,8 @@ def test_rebuild_applies_hook_rewrites_and_skips_refused_calls() -> None:
     ]
     (task,) = rebuild_tasks(events)
     assert task.instruction == "go" and task.status is None
-    assert task.trajectory["status"] == "running"
-    assert task.trajectory["events"] == [
+    assert task.trajectory.status == "running"
+    assert task.trajectory.to_json()["events"] == [
         {
             "index": 1,
             "tool": "move_base",

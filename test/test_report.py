@@ -41,6 +41,7 @@ from harness_ros.report import (
     write_report,
 )
 from harness_ros.tools import FeedbackSink, failure, success, tool
+from harness_ros.trajectory import Trajectory
 from harness_ros_sim.names import POLICY_LABEL
 
 INSTRUCTION = "Bring the red cup <script>document.title='pwned'</script> & tell me"
@@ -129,7 +130,7 @@ class HoldEvaluator:
 
 class LessonConsolidator:
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         return MemoryConsolidation(
             memory_entries=(

@@ -60,7 +60,7 @@ def test_a_small_model_completes_a_task_through_calls_recovered_from_text() -> N
         events = list(Harness(model=model, tools=_tools(calls)).run("where is the cup?", task_id="small"))
         requests = list(server.requests)
 
-    done = events[-1].data
+    done = events[-1].payload.to_data()
     assert (done["status"], done["finished_by"], done["claim"]) == ("completed", "finish_task", "succeeded")
     assert done["report"] == "The red cup is on the table."
     assert calls == ["table"]  # one physical action per reply: the second call did not run
@@ -68,18 +68,18 @@ def test_a_small_model_completes_a_task_through_calls_recovered_from_text() -> N
     # No tool_choice: "required" makes llama.cpp's small models write junk until max_tokens.
     assert all("tool_choice" not in request for request in requests)
 
-    responses = [e.data for e in events if e.type is EventType.MODEL_RESPONSE]
+    responses = [e.payload.to_data() for e in events if e.type is EventType.MODEL_RESPONSE]
     assert [r["recovered_from_text"] for r in (responses[0], responses[2])] == [2, 1]
     assert responses[0]["original_text"] == REPLIES[0] and responses[0]["text"] == "I will look first."
     assert all(call["recovered_from_text"] for call in responses[0]["tool_calls"])
     assert "recovered_from_text" not in responses[1] and responses[1]["tool_calls"] == []
 
-    results = [e.data for e in events if e.type is EventType.TOOL_RESULT]
+    results = [e.payload.to_data() for e in events if e.type is EventType.TOOL_RESULT]
     assert results[0]["tool"] == "look" and results[0]["recovered_from_text"] is True
     assert results[0]["result"]["run_id"] == "look-1"  # the run log keeps the full envelope
     assert results[1]["refused"] is True and "one tool call per turn" in results[1]["result"]["reason"]
 
-    reminders = [e.data for e in events if e.type is EventType.REMINDER]
+    reminders = [e.payload.to_data() for e in events if e.type is EventType.REMINDER]
     assert [(r["reminder"], r["limit"]) for r in reminders] == [(1, 2)]
 
     # What went back over the wire: the recovered calls as native tool calls, each answered
@@ -107,7 +107,7 @@ def test_a_model_that_only_echoes_ends_as_a_limit_not_as_done() -> None:
     with LoopbackLLMServer([ECHO] * 3) as server:
         model = _served_model(server.url)
         events = list(Harness(model=model, tools=_tools([])).run("where is the cup?", task_id="echo"))
-    done = events[-1].data
+    done = events[-1].payload.to_data()
     assert (done["status"], done["outcome"], done["finished_by"]) == ("failed", "failed", None)
     assert "plain text 3 times in a row" in done["reason"]
 

@@ -37,7 +37,7 @@ def test_a_text_only_model_gets_no_image_and_the_numbers_in_metres(tmp_path: Pat
         model=model, tools=Robot().tools, observations=FakeObservations(), runs_dir=runs, model_vision=False
     )
     events = run_all(harness, task_id="t1")
-    assert done(events).data["status"] == "completed"
+    assert done(events).payload.get("status") == "completed"
     assert all(count_images(request) == 0 for request in model.requests)
     assert "image_url" not in json.dumps(model.requests)
     text = _observation_text(model.requests[0])
@@ -45,10 +45,10 @@ def test_a_text_only_model_gets_no_image_and_the_numbers_in_metres(tmp_path: Pat
     assert "Views not shown (text-only model): front\n" in text
     assert "320x240" not in text and "age 0.10 s" not in text
     assert "Base clearance m from the footprint edge: forward 1.50, left 0.60" in text
-    observation = of(events, EventType.OBSERVATION)[0].data
+    observation = of(events, EventType.OBSERVATION)[0].payload.to_data()
     assert observation["images_shown"] is False and "images" not in observation
     assert not list((runs / "t1").glob("*.jpg"))  # nothing was sent, so nothing is kept as sent
-    assert all(e.data["usage"]["images"] == 0 for e in of(events, EventType.MODEL_RESPONSE))
+    assert all(e.payload.get("usage")["images"] == 0 for e in of(events, EventType.MODEL_RESPONSE))
 
 
 def test_a_vision_model_still_gets_the_views(tmp_path: Path) -> None:
@@ -111,7 +111,11 @@ def test_a_text_only_model_keeps_its_observations_and_reads_only_what_changed(tm
     assert third[:2] == second and "forward 0.25" in third[2] and "Views not shown" not in third[2]
     assert model.requests[2][: len(model.requests[1])] == model.requests[1]
     # the run log keeps every reading whole
-    assert [e.data["clearance"]["forward"] for e in of(events, EventType.OBSERVATION)] == [1.5, 1.5, 0.25]
+    assert [e.payload.get("clearance")["forward"] for e in of(events, EventType.OBSERVATION)] == [
+        1.5,
+        1.5,
+        0.25,
+    ]
 
 
 def test_a_reading_that_turns_stale_shows_the_whole_observation_again() -> None:
@@ -152,7 +156,7 @@ def test_after_compaction_the_observation_is_whole_again_and_none_is_summarised(
         context_window_tokens=700,
     )
     events = run_all(harness)
-    assert of(events, EventType.COMPACTION)[0].data["compacted"] is True
+    assert of(events, EventType.COMPACTION)[0].payload.get("compacted") is True
     assert OBSERVATION_HEADER not in model.compact_requests[0][1]["content"]  # superseded readings
     after = next(r for r in model.requests if any("looked six times" in str(m["content"]) for m in r))
     shown = _observations(after)

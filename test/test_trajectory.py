@@ -64,9 +64,9 @@ class _Consolidator:
         self.seen: list[dict[str, Any]] = []
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
-        self.seen.append(json.loads(json.dumps(task_notes)))
+        self.seen.append(json.loads(json.dumps(task_notes.to_json())))
         return MemoryConsolidation()
 
 
@@ -106,7 +106,7 @@ def _run(tmp_path: Path, *, with_memory: bool) -> tuple[Path, _Consolidator]:
         runs_dir=tmp_path / "runs",
     )
     events = list(harness.run("Grab the cup.", task_id="t1"))
-    assert events[-1].data["status"] == "completed"
+    assert events[-1].payload.get("status") == "completed"
     return tmp_path / "runs" / "t1", consolidator
 
 
@@ -290,7 +290,7 @@ def test_fold_of_generated_event_sequences(
         notes.record(step.tool, dict(step.arguments), step.result.to_json(), verdict, refusal=step.refusal)
     if not trajectory.dropped_steps:
         assert notes.trajectory.steps == trajectory.steps
-        assert notes.to_dict()["events"] == written["events"]
+        assert notes.trajectory.to_json()["events"] == written["events"]
     # Folding the same events again, or one event at a time, gives the same trajectory.
     fold = TrajectoryFold("t")
     for event in events:
@@ -576,7 +576,7 @@ def test_the_task_notes_timeline_is_compact_and_keeps_what_the_model_needs() -> 
     ]
     assert "run_id" not in text and "9e33ac8d" not in text and "null" not in text
     # The full envelopes stay in the trajectory that memory's evidence rules read.
-    assert notes.to_dict()["events"][1]["result"]["run_id"] == "e62d37e7bb44495dbbeee034522bab3b"
+    assert notes.trajectory.steps[1].result.data["run_id"] == "e62d37e7bb44495dbbeee034522bab3b"
 
 
 def test_a_result_text_cannot_add_a_line_to_the_task_notes_timeline() -> None:

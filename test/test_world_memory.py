@@ -25,6 +25,7 @@ from harness_ros.replay.consolidate import replay_consolidation
 from harness_ros.replay.trajectory import rebuild_tasks
 from harness_ros.tools import success, tool
 from harness_ros.tools.contracts import failure
+from harness_ros.trajectory import Trajectory
 
 DATA = Path(__file__).resolve().parent / "data"
 HARNESS_ROS = str(Path(sys.executable).with_name("harness-ros"))
@@ -46,7 +47,7 @@ Not a bullet: my own remark inside the section.
 
 class NoLessons:
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         return MemoryConsolidation()
 
@@ -327,7 +328,7 @@ def test_a_replayed_recording_reproduces_the_world_file(tmp_path: Path) -> None:
     events += _run(live, Scripted(stale_script), "Bring the red cup.", _sim_tools(fail_pick=True), "t2")
     recorded = [json.loads(event.to_json()) for event in events]
     consolidation = [e for e in events if e.type is EventType.MEMORY_CONSOLIDATION]
-    assert [c["change"] for c in consolidation[1].data["world"]["changes"]] == ["moved", "stale"]
+    assert [c["change"] for c in consolidation[1].payload.get("world")["changes"]] == ["moved", "stale"]
     replayed = _memory(tmp_path / "replayed")
     replay_consolidation(rebuild_tasks(recorded), replayed)
     assert replayed.world_path.read_bytes() == live.world_path.read_bytes()

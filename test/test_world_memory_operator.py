@@ -12,6 +12,7 @@ from harness_ros.memory import FileMemory, MemoryConsolidation
 from harness_ros.memory.model_policies import consolidation_from_dict
 from harness_ros.memory.world import WorldDocument
 from harness_ros.memory.world_contracts import WorldFactEntry
+from harness_ros.trajectory import Trajectory
 
 KEYS = WorldFactEntry("keys", "hall_drawer", "the keys are in the hall drawer", 0.9)
 
@@ -21,10 +22,10 @@ class Proposes:
 
     def __init__(self, *entries: WorldFactEntry) -> None:
         self.entries = entries
-        self.notes: list[dict[str, Any]] = []
+        self.notes: list[Trajectory] = []
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
         self.notes.append(task_notes)
         return MemoryConsolidation(world_entries=self.entries)

@@ -21,6 +21,7 @@ from harness_ros.validators import valid_tool_name
 
 if TYPE_CHECKING:
     from harness_ros.config import HarnessConfig
+    from harness_ros.trajectory import Trajectory
 
 __all__ = ["register"]
 
@@ -181,7 +182,7 @@ def _pending(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_trajectory(path: Path) -> dict[str, Any]:
+def _load_trajectory(path: Path) -> Trajectory:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
@@ -194,8 +195,8 @@ def _load_trajectory(path: Path) -> dict[str, Any]:
         raise MemoryStoreError(f"Trajectory {str(path)!r} must be a JSON object")
     from harness_ros.trajectory import Trajectory
 
-    Trajectory.from_json(raw, source=str(path))  # a malformed file: its name and field, before any model call
-    return raw
+    # typed once, here at the file: a malformed one names the file and field before any model call
+    return Trajectory.from_json(raw, source=str(path))
 
 
 def _consolidate(args: argparse.Namespace) -> int:
@@ -207,7 +208,7 @@ def _consolidate(args: argparse.Namespace) -> int:
     if args.allowed_tools is not None:
         allowed = [name.strip() for name in args.allowed_tools.split(",") if name.strip()]
     else:
-        used = {str(event.get("tool")) for event in trajectory.get("events") or [] if isinstance(event, dict)}
+        used = {step.tool for step in trajectory.steps}
         allowed = sorted(
             name for name in {tool.name for tool in config.tools} | used if valid_tool_name(name)
         )

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from harness_ros.errors import TaskRejectedError
 from harness_ros.events import HarnessEvent
 from harness_ros.retention import mark_run_folder
+from harness_ros.trajectory import Trajectory
 
 __all__ = ["RunLog"]
 
@@ -114,9 +115,10 @@ class RunLog:
         except OSError as err:
             logger.error("cannot write report in %s: %s", self.folder, err)
 
-    def write_trajectory(self, trajectory: dict[str, Any]) -> None:
+    def write_trajectory(self, trajectory: Trajectory) -> None:
+        """``trajectory.json``: the typed trajectory's JSON, written here (the file's edge)."""
         try:
-            text = json.dumps(trajectory, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+            text = json.dumps(trajectory.to_json(), ensure_ascii=False, indent=2, sort_keys=True, default=str)
             _atomic_write(self.folder / "trajectory.json", text + "\n")
         except (OSError, TypeError, ValueError) as err:
             logger.error("cannot write trajectory in %s: %s", self.folder, err)

@@ -575,7 +575,7 @@ class TaskRunner:
         events.append(done)
         if self._runlog is not None:
             # Written after done: the fold has every event, status and outcome included.
-            self._runlog.write_trajectory(self._fold.trajectory.to_json())
+            self._runlog.write_trajectory(self._fold.trajectory)
             self._runlog.write_report(
                 task_id=self._active.task_id,
                 instruction=self._instruction,

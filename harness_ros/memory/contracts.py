@@ -9,6 +9,7 @@ from harness_ros.memory.world_contracts import WorldFactEntry
 
 if TYPE_CHECKING:
     from harness_ros.memory.lessons import RecoveryLesson
+    from harness_ros.trajectory import Trajectory
 
 __all__ = [
     "SECTIONS",
@@ -102,16 +103,18 @@ class MemoryConsolidation:
 class MemoryConsolidatorProtocol(Protocol):
     def consolidate(
         self,
-        task_notes: dict[str, Any],
+        task_notes: Trajectory,
         *,
         allowed_tools: list[str],
         existing: dict[str, Any],
     ) -> MemoryConsolidation:
         """Propose durable entries from a completed task's notes.
 
-        ``task_notes``: the trajectory (goal, events with tool, arguments, compact
-        result, verdict). ``existing``: {"memory": {section: [text]}, "tool_experience":
-        {tool: {"success": [text], "failure": [text]}}}.
+        ``task_notes``: the typed trajectory (goal, revisions, steps with tool, arguments,
+        compact result, verdict); a consolidator that sends it out of the process (a
+        model's prompt) writes its JSON there (``Trajectory.to_json``). ``existing``:
+        {"memory": {section: [text]}, "tool_experience": {tool: {"success": [text],
+        "failure": [text]}}}.
         """
         ...
 

@@ -66,7 +66,7 @@ from harness_ros.memory.rules import (
 )
 from harness_ros.memory.store import DEFAULT_AUDIT_KEEP, DEFAULT_AUDIT_MAX_BYTES, MemoryStore
 from harness_ros.memory.summaries import LedgerSummaries
-from harness_ros.memory.task_notes import TaskNotes, normalize_verdict
+from harness_ros.memory.task_notes import TaskNotes
 from harness_ros.memory.world import (
     WORLD_FILE,
     WorldDocument,
@@ -76,7 +76,7 @@ from harness_ros.memory.world import (
     render_brief,
 )
 from harness_ros.memory.world_contracts import RECALL_OBJECT, WorldChange
-from harness_ros.trajectory import Trajectory, TrajectoryStep
+from harness_ros.trajectory import StepVerdict, Trajectory, TrajectoryStep
 from harness_ros.validators import TOOL_NAME_PATTERN, confidence_problem, valid_tool_name
 
 if TYPE_CHECKING:
@@ -96,6 +96,19 @@ logger = logging.getLogger(__name__)
 
 TASK_STATUSES = frozenset({"completed", "aborted", "failed", "cancelled"})
 TASK_OUTCOMES = frozenset({"succeeded", "failed", "unverified"})
+
+
+def _typed(trajectory: Trajectory, where: str) -> Trajectory:
+    """``trajectory``, refused with a clear error when it is not the typed one: a dict is
+    read once, where it comes from a file (``Trajectory.from_json``, ``load_trajectory``)."""
+    if not isinstance(trajectory, Trajectory):
+        msg = (  # type: ignore[unreachable]  # untyped callers can pass anything
+            f"FileMemory.{where} takes a typed Trajectory, got {type(trajectory).__name__}: "
+            "read a trajectory file with harness_ros.trajectory.load_trajectory "
+            "(or Trajectory.from_json) first"
+        )
+        raise TypeError(msg)
+    return trajectory
 
 
 def _read(path: Path) -> str | None:
@@ -365,12 +378,13 @@ class FileMemory:
         *,
         refusal: str | None = None,
     ) -> None:
-        """Append one compact event; ``verdict`` is a dict or has ``to_dict()`` (or None);
-        ``refusal`` names why a call did not run (it is then no failure evidence)."""
-        normalized = normalize_verdict(verdict)
+        """Append one compact event; ``verdict`` is a ``StepVerdict``, a dict or has
+        ``to_dict()`` (or None); ``refusal`` names why a call did not run (it is then no
+        failure evidence)."""
+        typed = StepVerdict.of(verdict)  # a bad verdict raises before the notes change
         with self._notes_lock:
             notes = self._require_notes()
-            notes.record(tool, arguments, result, normalized, refusal=refusal)
+            notes.record(tool, arguments, result, typed, refusal=refusal)
             self._write_notes(notes)
 
     def record_step(self, step: TrajectoryStep) -> None:
@@ -474,13 +488,12 @@ class FileMemory:
         doc = base if base is not None else WorldDocument.parse(_read(self.world_path))
         return bool(doc.entries)
 
-    def commit_world(self, trajectory: Mapping[str, Any], at: float) -> dict[str, Any]:
+    def commit_world(self, trajectory: Trajectory, at: float) -> dict[str, Any]:
         """Fold a task's evidence into WORLD.md, under the lock, written atomically (only
         when it changed); every fact of the task is stamped ``at``. What changed."""
         from harness_ros.memory.storage import atomic_write_bytes
-        from harness_ros.trajectory import Trajectory
 
-        steps = Trajectory.from_json(trajectory).steps
+        steps = _typed(trajectory, "commit_world").steps
         # A task whose evidence changes nothing (a failed task, a chat) leaves the memory
         # folder untouched: not even the lock file is created.
         probe = WorldDocument.parse(_read(self.world_path), str(self.world_path))
@@ -501,10 +514,10 @@ class FileMemory:
         with self._notes_lock:
             self._shown = None
 
-    def trajectory(self) -> dict[str, Any]:
-        """The running task's notes in the shared trajectory format."""
+    def trajectory(self) -> Trajectory:
+        """The running task's trajectory, as its notes hold it (``to_json`` for a file)."""
         with self._notes_lock:
-            return self._require_notes().to_dict()
+            return self._require_notes().trajectory
 
     def _require_notes(self) -> TaskNotes:
         if self._notes is None:
@@ -546,16 +559,15 @@ class FileMemory:
                 notes.phase = "finishing"
                 if outcome is not None:
                     notes.outcome = outcome
-            typed = notes.trajectory if notes is not None else None
-            trajectory = notes.to_dict() if notes is not None else None
-        result = self._empty_result(trajectory["task_id"] if trajectory else None)
+            trajectory = notes.trajectory if notes is not None else None
+        result = self._empty_result(trajectory.task_id if trajectory is not None else None)
         result["status"] = status
-        result["trajectory"] = trajectory
+        result["trajectory"] = trajectory  # typed: a caller writing it to a file takes to_json()
         if trajectory is not None and self.world:
             try:  # evidence is evidence whatever the task's status
                 result["world"] = self.commit_world(trajectory, time.time())
             except Exception as err:  # noqa: BLE001 - never crash the task's end
-                logger.warning("World memory of task %s not written: %s", trajectory["task_id"], err)
+                logger.warning("World memory of task %s not written: %s", trajectory.task_id, err)
                 result["world"] = {"error": f"{type(err).__name__}: {err}"}
         try:
             if trajectory is None:
@@ -565,8 +577,7 @@ class FileMemory:
             elif self.consolidator is None:
                 result.update(skipped=True, reason="no consolidator configured: durable writes are a no-op")
             else:
-                assert typed is not None
-                self._consolidate_completed(typed, allowed, result)
+                self._consolidate_completed(trajectory, allowed, result)
         finally:
             self._expire_notes()
         return result
@@ -589,7 +600,7 @@ class FileMemory:
                         }
                     ]
                 )
-                self.pending.save(trajectory.to_json(), allowed, result["error"])
+                self.pending.save(trajectory, allowed, result["error"])
             except Exception as save_err:  # noqa: BLE001 - still never raise out of finish_task
                 result["error"] += f"; the trajectory could not be kept for retry: {save_err}"
             result["pending"] = self.pending.count()
@@ -616,33 +627,31 @@ class FileMemory:
 
     def consolidate_trajectory(
         self,
-        trajectory: Mapping[str, Any],
+        trajectory: Trajectory,
         *,
         allowed_tools: Iterable[str],
         dry_run: bool = False,
         world_time: float | None = None,
     ) -> dict[str, Any]:
         """Consolidate a saved completed trajectory (offline, replay). Raises on failure.
-        With ``world_time`` (replay: the time the recorded run folded it) the task's
-        evidence is folded into WORLD.md too, stamped with it."""
-        data = dict(trajectory)
-        result = self._empty_result(str(data.get("task_id") or "") or None)
+        The caller read it from its file (``load_trajectory``, ``Trajectory.from_json``
+        naming the file in its errors). With ``world_time`` (replay: the time the recorded
+        run folded it) the task's evidence is folded into WORLD.md too, stamped with it."""
+        trajectory = _typed(trajectory, "consolidate_trajectory")
+        result = self._empty_result(trajectory.task_id or None)
         if world_time is not None and self.world and not dry_run:
-            result["world"] = self.commit_world(data, world_time)
+            result["world"] = self.commit_world(trajectory, world_time)
         if self.consolidator is None:
             result.update(skipped=True, reason="no consolidator configured: durable writes are a no-op")
             return result
         allowed = [tool for tool in allowed_tools if tool != RECALL_OBJECT]
-        typed = Trajectory.from_json(data, source=f"trajectory {result['task_id']!r}")
-        result.update(self._consolidate(typed, allowed, dry_run=dry_run))
+        result.update(self._consolidate(trajectory, allowed, dry_run=dry_run))
         result["dry_run"] = dry_run
         return result
 
-    def _retry_one(self, trajectory: dict[str, Any], allowed: list[str]) -> None:
-        # A kept trajectory is read from its file in pending/: typed here.
-        self._consolidate(
-            Trajectory.from_json(trajectory, source="pending trajectory"), allowed, dry_run=False
-        )
+    def _retry_one(self, trajectory: Trajectory, allowed: list[str]) -> None:
+        # pending/ read the kept trajectory from its file and typed it there.
+        self._consolidate(trajectory, allowed, dry_run=False)
 
     def _consolidate(self, trajectory: Trajectory, allowed: list[str], *, dry_run: bool) -> dict[str, Any]:
         """Ask the consolidator, decide under the lock against the documents as they are,
@@ -656,10 +665,8 @@ class FileMemory:
             "memory": self.memory_entries(),
             "tool_experience": {tool: self.ledger_entries(tool) for tool in allowed},
         }
-        # The consolidator (a model's prompt, a plugin) takes the trajectory's JSON form.
-        proposal = self.consolidator.consolidate(
-            trajectory.to_json(), allowed_tools=list(allowed), existing=existing
-        )
+        # The typed trajectory: a model consolidator writes its JSON into the prompt itself.
+        proposal = self.consolidator.consolidate(trajectory, allowed_tools=list(allowed), existing=existing)
         if self.recovery_lessons and isinstance(proposal, MemoryConsolidation):
             proposal = with_recovery_lessons(proposal, steps, allowed)
         task_id = trajectory.task_id

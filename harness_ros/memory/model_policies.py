@@ -175,7 +175,7 @@ class ModelMemoryConsolidator:
 
     def consolidate(
         self,
-        task_notes: dict[str, Any],
+        task_notes: Trajectory,
         *,
         allowed_tools: list[str],
         existing: dict[str, Any],
@@ -184,7 +184,7 @@ class ModelMemoryConsolidator:
             "sections": list(SECTIONS),
             "allowed_tools": sorted(allowed_tools),
             "existing": existing,
-            "task_notes": task_notes,
+            "task_notes": task_notes.to_json(),  # the prompt: the one place it is JSON
         }
         messages = [
             {"role": "system", "content": _CONSOLIDATE_PROMPT.format(threshold=self.min_confidence)},
@@ -193,7 +193,7 @@ class ModelMemoryConsolidator:
         raw = complete_json(self.model, messages, what=f"consolidation reply of {self.model.name!r}")
         return _without_copied_examples(
             consolidation_from_dict(raw),
-            operator_texts(Trajectory.from_json(task_notes, source="task notes")),
+            operator_texts(task_notes),
         )
 
 

@@ -1,7 +1,9 @@
 """Failed consolidations kept for a retry: ``pending/*.json``.
 
 A completed task whose consolidation failed (the model timed out, a reply was not JSON)
-keeps its trajectory here; the next completed task retries them, oldest first, and stops
+keeps its trajectory here (its JSON, ``Trajectory.to_json``: this folder is where the typed
+trajectory becomes a file and is read back, ``Trajectory.from_json`` naming the file); the
+next completed task retries them, oldest first, and stops
 at the first that fails again. A trajectory that failed ``max_attempts`` times, or is
 beyond the ``limit`` newest, is dropped with an audit record: never silently.
 """
@@ -20,12 +22,13 @@ from typing import Any
 from harness_ros.errors import MemoryStoreError
 from harness_ros.memory.storage import atomic_write_bytes
 from harness_ros.memory.store import MemoryStore
+from harness_ros.trajectory import Trajectory
 
 __all__ = ["PendingRetries"]
 
 logger = logging.getLogger(__name__)
 
-Consolidate = Callable[[dict[str, Any], list[str]], object]
+Consolidate = Callable[[Trajectory, list[str]], object]
 """Consolidate one kept trajectory with its allowed tools; raises on failure."""
 
 
@@ -47,10 +50,15 @@ class PendingRetries:
     def count(self) -> int:
         return len(self.files())
 
-    def save(self, trajectory: dict[str, Any], allowed: list[str], error: str) -> None:
+    def save(self, trajectory: Trajectory, allowed: list[str], error: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        name = f"{time.time_ns():020d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', str(trajectory['task_id']))}.json"
-        record = {"trajectory": trajectory, "allowed_tools": allowed, "attempts": 1, "last_error": error}
+        name = f"{time.time_ns():020d}-{re.sub(r'[^A-Za-z0-9_.-]', '_', trajectory.task_id)}.json"
+        record: dict[str, Any] = {
+            "trajectory": trajectory.to_json(),
+            "allowed_tools": allowed,
+            "attempts": 1,
+            "last_error": error,
+        }
         atomic_write_bytes(self.folder / name, json.dumps(record, ensure_ascii=False).encode("utf-8"))
         files = self.files()
         for oldest in files[: max(0, len(files) - self.limit)]:
@@ -77,7 +85,8 @@ class PendingRetries:
                 self.drop(path, f"unreadable: {err}")
                 continue
             try:
-                consolidate(trajectory, allowed)
+                # A malformed kept trajectory counts as a failed attempt, as a failed consolidation.
+                consolidate(Trajectory.from_json(trajectory, source=str(path)), allowed)
             except Exception as err:  # noqa: BLE001 - a retry failure is reported, never raised
                 attempts = int(record.get("attempts", 1)) + 1
                 if attempts >= self.max_attempts:

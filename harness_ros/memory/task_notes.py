@@ -1,8 +1,9 @@
 """Task Notes: the running task's trajectory, as memory keeps and shows it.
 
 The notes hold one ``harness_ros.trajectory.Trajectory`` (the typed steps, revisions and
-ending) and render it: they keep no records of their own. Their JSON form
-(``to_dict``) is the trajectory's, written to files only. In a task the notes take the
+ending) and render it: they keep no records of their own, and no JSON form: memory
+hands the typed ``trajectory`` on (world memory, consolidation), and only the files
+(``trajectory.json``, ``pending/``) write its JSON (``Trajectory.to_json``). In a task the notes take the
 live fold's own steps (``record_step``: the typed objects, built bounded once by
 ``Trajectory.with_step``, the constructor replay's fold uses too), so the notes,
 ``trajectory.json`` and a replayed trajectory agree byte for byte.
@@ -99,19 +100,17 @@ class TaskNotes:
         result: Any,
         verdict: Any,
         refusal: str | None = None,
-    ) -> dict[str, Any]:
-        """One more step; returns its JSON form."""
+    ) -> TrajectoryStep:
+        """One more step (``Trajectory.with_step``: ``verdict`` a ``StepVerdict``, a mapping
+        or anything with ``to_dict()``); returns it."""
         self.trajectory = self.trajectory.with_step(tool, arguments, result, verdict, refusal=refusal)
         step = self.trajectory.last_step
         assert step is not None
-        return step.to_json()
+        return step
 
     def record_step(self, step: TrajectoryStep) -> None:
         """The live fold's step, the typed object itself (no JSON in between)."""
         self.trajectory = self.trajectory.with_built_step(step)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.trajectory.to_json()
 
     def render(self) -> str:
         """The Markdown text of TASK_NOTES.md."""

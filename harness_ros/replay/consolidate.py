@@ -22,6 +22,7 @@ from harness_ros.errors import ConfigError, HarnessError, LLMError
 from harness_ros.memory.contracts import DurableMemoryEntry, MemoryConsolidation, ToolExperienceEntry
 from harness_ros.memory.lessons import LessonDataError, RecoveryLesson
 from harness_ros.replay.contracts import ConsolidationTarget, RecordedTask, TaskOutcome
+from harness_ros.trajectory import Trajectory
 
 __all__ = [
     "RecordedProposalsConsolidator",
@@ -33,20 +34,20 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-def trajectory_for_replay(task: RecordedTask) -> dict[str, Any]:
+def trajectory_for_replay(task: RecordedTask) -> Trajectory:
     """The trajectory to consolidate: the rebuilt one, unless the original run recorded
-    the exact trajectory it consolidated and the rebuild differs (then that one, with a
-    warning: the rebuild has drifted from the harness)."""
+    the exact trajectory it consolidated and the rebuild differs (then that one, read from
+    the recording here, with a warning: the rebuild has drifted from the harness)."""
     recorded = (task.recorded_consolidation or {}).get("trajectory")
     if isinstance(recorded, dict) and recorded.get("events") is not None:
-        recorded = {**recorded, "status": task.trajectory["status"]}
-        if recorded != task.trajectory:
+        recorded = {**recorded, "status": task.trajectory.status}
+        if recorded != task.trajectory.to_json():  # compared as recorded: every byte counts
             logger.warning(
                 "task %s: the trajectory rebuilt from events differs from the one the run "
                 "consolidated; using the recorded one",
                 task.task_id,
             )
-            return recorded
+            return Trajectory.from_json(recorded, source=f"trajectory {task.task_id!r}")
     return task.trajectory
 
 
@@ -153,9 +154,9 @@ class RecordedProposalsConsolidator:
         return cls(table)
 
     def consolidate(
-        self, task_notes: dict[str, Any], *, allowed_tools: list[str], existing: dict[str, Any]
+        self, task_notes: Trajectory, *, allowed_tools: list[str], existing: dict[str, Any]
     ) -> MemoryConsolidation:
-        decisions = self._decisions.get(str(task_notes.get("task_id")), [])
+        decisions = self._decisions.get(task_notes.task_id, [])
         memory = tuple(
             DurableMemoryEntry(
                 str(d.get("section") or ""), str(d.get("text") or ""), d.get("confidence"), d.get("source")

@@ -8,7 +8,10 @@ accepts with an expected file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from harness_ros.trajectory import Trajectory
 
 __all__ = [
     "ConsolidationTarget",
@@ -28,7 +31,8 @@ class RecordedTask:
     status: str | None
     """The ``done`` status (completed|failed|aborted|cancelled); None when the recording ended first."""
     allowed_tools: tuple[str, ...]
-    trajectory: dict[str, Any]
+    trajectory: Trajectory
+    """The fold's typed trajectory (``trajectory.json`` is its ``to_json``)."""
     recorded_consolidation: dict[str, Any] | None = None
     """The ``memory_consolidation`` event data of the original run, if recorded."""
     consolidated_at: float | None = None
@@ -126,7 +130,7 @@ class ConsolidationTarget(Protocol):
 
     def consolidate_trajectory(
         self,
-        trajectory: dict[str, Any],
+        trajectory: Trajectory,
         *,
         allowed_tools: list[str],
         dry_run: bool = False,

@@ -39,7 +39,7 @@ def rebuild_tasks(events: Iterable[dict[str, Any]]) -> list[RecordedTask]:
             instruction=task.instruction,
             status=task.status,
             allowed_tools=task.tools or tuple(sorted({step.tool for step in task.trajectory.steps})),
-            trajectory=task.trajectory.to_json(),
+            trajectory=task.trajectory,
             recorded_consolidation=task.consolidation.to_data() if task.consolidation is not None else None,
             consolidated_at=consolidated_at.get(task.task_id),
         )

@@ -54,7 +54,7 @@ from harness_ros.config import (
     run_time_refusal,
 )
 from harness_ros.errors import ConfigError, HarnessError, TaskRejectedError
-from harness_ros.events import EventType, HarnessEvent
+from harness_ros.events import DonePayload, EventType, HarnessEvent
 from harness_ros.task_api import (
     ClientMessageError,
     MessageLimits,
@@ -692,8 +692,8 @@ class HarnessNode(LifecycleNode):
                 raise TaskRejectedError("the harness node is not active")
             events = harness.run(instruction, task_id=task_id, session_id=session_id, new_session=new_session)
             for event in events:
-                if event.type is EventType.DONE:
-                    status = str(event.data.get("status"))
+                if isinstance(event.payload, DonePayload):
+                    status = event.payload.status
                     # Before it goes out: a client that sees this ``done`` may send the next
                     # task at once, and it must find this one finished (under load the
                     # worker can be descheduled between the publish and this line).
