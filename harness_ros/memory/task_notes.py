@@ -24,7 +24,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from harness_ros.trajectory import PHASES, StepVerdict, Trajectory, TrajectoryStep
+from harness_ros.trajectory import PHASES, Trajectory, TrajectoryStep
 from harness_ros.trajectory.bounds import MAX_REVISIONS, MAX_STEPS, MAX_STRING_CHARS, cap, compact_value
 
 __all__ = [
@@ -34,16 +34,9 @@ __all__ = [
     "PHASES",
     "TaskNotes",
     "compact_value",
-    "normalize_verdict",
 ]
 
 MAX_EVENTS = MAX_STEPS
-
-
-def normalize_verdict(verdict: Any) -> dict[str, Any] | None:
-    """A verdict dict, or anything with ``to_dict()`` (``evaluation.Verdict``), as a compact dict."""
-    typed = StepVerdict.of(verdict)
-    return typed.to_json() if typed is not None else None
 
 
 def new_task_id() -> str:
