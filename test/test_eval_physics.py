@@ -120,5 +120,5 @@ def test_one_scripted_episode_per_arm_on_the_physics_robot(tmp_path: Path, ros_e
             place = world.get("place", name)
             assert place is not None and place.pose is not None, (name, world.text())
             assert (place.pose.x, place.pose.y) == (x, y)
-        calls = (workdir / row["arm"] / "model_calls.jsonl").read_text(encoding="utf-8")
-        assert "place dining_table (surface) at x 0.20 y 0.00 yaw 0 deg map" in calls
+        events = "".join(p.read_text(encoding="utf-8") for p in (workdir / row["arm"]).rglob("events.jsonl"))
+        assert "place dining_table (surface) at x 0.20 y 0.00 yaw 0 deg map" in events, row["arm"]
