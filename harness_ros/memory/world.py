@@ -16,8 +16,9 @@ it is, never dropped and never used.
 
 Only evidence changes an entry (``fold_step``): an evaluator-confirmed pick puts the
 object in the gripper, a confirmed place puts it on the surface, a confirmed navigation
-records the robot's place, a pick that failed where memory said the object was marks it
-``stale`` (kept, not deleted). The model's own text is never read.
+records the robot's place (for a navigation by pose, the known place nearest to the pose
+it stopped at, within ``WorldTools.place_radius_m``), a pick that failed where memory
+said the object was marks it ``stale`` (kept, not deleted). The model's own text is never read.
 
 The file is written whole, atomically (temporary file, fsync, rename), under the memory
 folder's lock, by the caller (``FileMemory``).
@@ -49,6 +50,7 @@ __all__ = [
     "WorldDocument",
     "fold_steps",
     "format_time",
+    "nearest_place",
     "recall",
     "render_brief",
 ]
@@ -289,6 +291,32 @@ def _pose(step: TrajectoryStep, tools: WorldTools) -> Pose | None:
     return Pose(values[0], values[1], values[2], tools.frame)
 
 
+def _requested_pose(step: TrajectoryStep, tools: WorldTools) -> Pose | None:
+    """The pose a pose navigation asked for, from its arguments (yaw converted to radians,
+    as WORLD.md keeps it; none when the call gave no yaw)."""
+    x_name, y_name, yaw_name = tools.navigate_pose_arguments
+    x, y = _number(step.arguments.get(x_name)), _number(step.arguments.get(y_name))
+    if x is None or y is None:
+        return None
+    yaw = _number(step.arguments.get(yaw_name))
+    if yaw is not None and tools.navigate_pose_yaw_unit == "deg":
+        yaw = math.radians(yaw)
+    return Pose(x, y, None if yaw is None else math.remainder(yaw, math.tau), tools.frame)
+
+
+def nearest_place(doc: WorldDocument, pose: Pose, radius_m: float) -> WorldEntry | None:
+    """The place (a ``## Places`` entry with a pose in ``pose``'s frame, not the robot)
+    nearest to ``pose`` within ``radius_m``, in x and y; None when there is none."""
+    best: tuple[float, str, WorldEntry] | None = None
+    for place in doc.places():
+        if place.name == ROBOT or place.pose is None or place.pose.frame != pose.frame:
+            continue
+        distance = math.hypot(place.pose.x - pose.x, place.pose.y - pose.y)
+        if distance <= radius_m and (best is None or (distance, place.name) < best[:2]):
+            best = (distance, place.name, place)
+    return best[2] if best is not None else None
+
+
 def _argument(step: TrajectoryStep, name: str) -> str:
     value = step.arguments.get(name)
     return value.strip() if isinstance(value, str) else ""
@@ -320,6 +348,20 @@ def fold_step(
             put(WorldEntry("place", ROBOT, "robot", target, pose, "confirmed", at, evidence), "moved")
         elif robot is not None and robot.state != "unverified":
             # The base moved (or may have) without a confirmed stop: its place is unknown.
+            put(robot.with_(state="unverified", evidence=evidence), "unverified")
+        return changes
+    if step.tool == tools.navigate_pose:
+        # Where the base stopped: the server's final pose when its result gives one, else
+        # the pose asked for (the evaluator's pose check measured it there); its place is
+        # the known place nearest to it, within the radius, or none (the pose alone).
+        pose = (_pose(step, tools) or _requested_pose(step, tools)) if step.confirmed else None
+        if pose is not None:
+            place = nearest_place(doc, pose, tools.place_radius_m)
+            where = place.name if place is not None else ""
+            put(WorldEntry("place", ROBOT, "robot", where, pose, "confirmed", at, evidence), "moved")
+        elif robot is not None and robot.state != "unverified":
+            # It ran (a refused call never gets here) without a confirmed stop, or confirmed
+            # with no pose to read: the base may have moved, so its place is unknown.
             put(robot.with_(state="unverified", evidence=evidence), "unverified")
         return changes
     if step.tool == tools.pick:
@@ -425,7 +467,9 @@ def navigate_pose(pose: Pose) -> dict[str, Any]:
 def describe(entry: WorldEntry, now: float) -> str:
     age = _when(entry, now)
     if entry.name == ROBOT:
-        where = entry.where if entry.state == "confirmed" else f"{entry.where}?"
+        # At its place; a robot that stopped away from every known place, at its pose.
+        where = entry.where or (render_pose(entry.pose)[3:] if entry.pose is not None else "unknown place")
+        where = where if entry.state == "confirmed" else f"{where}?"
         return f"robot at {where} ({age})"
     label = f"{entry.name} ({entry.kind})" if entry.kind and entry.kind != entry.name else entry.name
     if entry.category == "place":

@@ -11,6 +11,7 @@ from typing import Any, Literal
 __all__ = [
     "CATEGORIES",
     "GRIPPER",
+    "PLACE_RADIUS_M",
     "RECALL_OBJECT",
     "ROBOT",
     "STATES",
@@ -30,9 +31,13 @@ CATEGORIES = ("object", "place")
 GRIPPER = "gripper"
 """The ``where`` of an object the robot holds."""
 ROBOT = "robot"
+"""The place entry that says where the robot's base is."""
 RECALL_OBJECT = "recall_object"
 """The built-in tool that reads the world memory: a read of memory, never a ledger's tool."""
-"""The place entry that says where the robot's base is."""
+
+PLACE_RADIUS_M = 0.5
+"""How near (metres, in x and y) a confirmed pose navigation must stop to a ``## Places``
+entry's pose to be at that place (``WorldTools.place_radius_m``)."""
 
 State = Literal["confirmed", "stale", "unverified"]
 
@@ -123,7 +128,18 @@ class WorldTools:
     place_surface: str = "surface_id"
     placed_field: str = "placed_object_id"
     pose_fields: tuple[str, str, str] = ("final_x", "final_y", "final_yaw")
+    """A navigation result's final pose: x, y in metres, yaw in radians (the sim's
+    ``navigate_to``; a pose navigation's server when it gives them)."""
     frame: str = "map"
+    navigate_pose: str = "navigate_to_pose"
+    """Navigation by pose (Nav2's NavigateToPose: the ``navigate_to_pose`` preset of the real
+    and the physics Stretch 3, and ``config/robot_nav2.yaml``)."""
+    navigate_pose_arguments: tuple[str, str, str] = ("x", "y", "yaw")
+    """Its requested pose: x, y in metres in ``frame``; yaw in ``navigate_pose_yaw_unit``."""
+    navigate_pose_yaw_unit: Literal["deg", "rad"] = "deg"
+    """The preset's ``yaw`` is in degrees; WORLD.md's poses are in radians."""
+    place_radius_m: float = PLACE_RADIUS_M
+    """A confirmed pose navigation is at the nearest place with a pose within this radius."""
 
 
 @dataclass(frozen=True)
