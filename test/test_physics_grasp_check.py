@@ -11,7 +11,6 @@ close_joint_gripper goal) and a pick out of reach are not; a place is confirmed 
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.physics_robot import physics_node, run_goal
 from support.waiting import wait_for
 
 pytest.importorskip("mujoco", reason="pip install -r requirements.txt -c constraints.txt")
@@ -38,36 +38,12 @@ WAIT_S = 30.0
 
 @pytest.fixture
 def physics_process(ros_env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    command = [
-        sys.executable, "-m", "harness_ros_sim.ros.physics_node", "--ros-args",
-        "-p", "speed:=4.0", "-p", "image_width:=80", "-p", "image_height:=60", "-p", "rate_hz:=1.0",
-    ]  # fmt: skip
-    process = subprocess.Popen(
-        command, env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
+    with physics_node(ros_env, width=80, height=60, rate_hz=1.0) as process:
         yield process
-    finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
 
 
 def _run_goal(client: Any, goal: Any) -> Any:
-    accepted = threading.Event()
-    send = client.send_goal_async(goal)
-    send.add_done_callback(lambda _f: accepted.set())
-    assert accepted.wait(WAIT_S), "goal was not answered"
-    handle = send.result()
-    assert handle.accepted
-    done = threading.Event()
-    result = handle.get_result_async()
-    result.add_done_callback(lambda _f: done.set())
-    assert done.wait(WAIT_S * 2), "no result"
-    return result.result().result
+    return run_goal(client, goal, WAIT_S)[1]
 
 
 def test_the_grasp_check_confirms_a_real_pick_and_not_a_pick_of_nothing(

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.physics_robot import physics_node, run_goal
 from support.waiting import wait_for
 
 pytest.importorskip("mujoco", reason="pip install -r requirements.txt -c constraints.txt")
@@ -38,36 +38,12 @@ TOPICS = (
 
 @pytest.fixture
 def physics_process(ros_env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    command = [
-        sys.executable, "-m", "harness_ros_sim.ros.physics_node", "--ros-args",
-        "-p", "speed:=4.0", "-p", "image_width:=160", "-p", "image_height:=120", "-p", "rate_hz:=2.0",
-    ]  # fmt: skip
-    process = subprocess.Popen(
-        command, env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
+    with physics_node(ros_env, width=160, height=120, rate_hz=2.0) as process:
         yield process
-    finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
 
 
 def _run_goal(client: Any, goal: Any) -> tuple[int, Any]:
-    accepted = threading.Event()
-    send = client.send_goal_async(goal)
-    send.add_done_callback(lambda _f: accepted.set())
-    assert accepted.wait(WAIT_S), "goal was not answered"
-    handle = send.result()
-    assert handle.accepted
-    done = threading.Event()
-    result = handle.get_result_async()
-    result.add_done_callback(lambda _f: done.set())
-    assert done.wait(WAIT_S * 2), "no result"
-    return result.result().status, result.result().result
+    return run_goal(client, goal, WAIT_S)
 
 
 def test_physics_robot_over_dds(ros_context: Any, physics_process: subprocess.Popen[str]) -> None:
