@@ -46,6 +46,7 @@ __all__ = [
     "describe_evidence",
     "evidence_tool_problem",
     "fresh_reading",
+    "measured_before_end",
     "requested_pose_from_goal",
     "yaw_from_quaternion",
 ]
@@ -301,6 +302,23 @@ def fresh_reading(
     return reading
 
 
+def measured_before_end(
+    reading: StateReading, since_end_s: float | None, *, what: str, ended: str, unknown: str
+) -> PoseCheck | None:
+    """The failed check when ``reading`` is older than the tool's end (``since_end_s`` ago),
+    so it shows the state before the tool finished; else None. ``what`` names the reading
+    (``the joint states``), ``ended`` what ended (``the tool``), ``unknown`` what it cannot
+    tell (``what the gripper holds now``)."""
+    if since_end_s is None or (reading.age_s is not None and reading.age_s <= since_end_s):
+        return None
+    age = "of unknown age" if reading.age_s is None else f"{reading.age_s:.2f} s old"
+    return PoseCheck(
+        False,
+        f"{what} from {reading.topic!r} {'are' if what.endswith('s') else 'is'} {age}, measured "
+        f"before {ended} ended {since_end_s:.2f} s ago: no evidence of {unknown}",
+    )
+
+
 def check_pose(
     requested: Pose2D | None,
     reading: StateReading | None,
@@ -378,13 +396,11 @@ def check_arm_pose(
     if isinstance(fresh, PoseCheck):
         return fresh
     reading = fresh
-    if since_end_s is not None and (reading.age_s is None or reading.age_s > since_end_s):
-        age = "of unknown age" if reading.age_s is None else f"{reading.age_s:.2f} s old"
-        return PoseCheck(
-            False,
-            f"the end-effector pose from {reading.topic!r} is {age}, measured before the move "
-            f"ended {since_end_s:.2f} s ago: no evidence of where the arm is now",
-        )
+    before = measured_before_end(
+        reading, since_end_s, what="the end-effector pose", ended="the move", unknown="where the arm is now"
+    )
+    if before is not None:
+        return before
     measured = reading.arm_pose
     if measured is None:
         return PoseCheck(False, f"{reading.topic!r} carries no end-effector pose")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from harness_ros.config import GraspCheckConfig
-from harness_ros.evaluation.evidence import PoseCheck, StateReading, fresh_reading
+from harness_ros.evaluation.evidence import PoseCheck, StateReading, fresh_reading, measured_before_end
 
 __all__ = ["check_grasp"]
 
@@ -44,13 +44,11 @@ def check_grasp(
     if isinstance(fresh, PoseCheck):
         return fresh
     reading = fresh
-    if since_end_s is not None and (reading.age_s is None or reading.age_s > since_end_s):
-        age = "of unknown age" if reading.age_s is None else f"{reading.age_s:.2f} s old"
-        return PoseCheck(
-            False,
-            f"the joint states from {reading.topic!r} are {age}, measured before the tool ended "
-            f"{since_end_s:.2f} s ago: no evidence of what the gripper holds now",
-        )
+    before = measured_before_end(
+        reading, since_end_s, what="the joint states", ended="the tool", unknown="what the gripper holds now"
+    )
+    if before is not None:
+        return before
     position = dict(reading.joints).get(joint)
     if position is None:
         note = f" ({reading.note})" if reading.note else ""
