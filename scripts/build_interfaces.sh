@@ -133,17 +133,19 @@ PY_SITE="lib/python$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sy
 # stand-ins, only what a Python process uses (scripts/interfaces_python_only.cmake).
 GENERATORS=all
 PYTHON_ONLY_CMAKE="$REPO_ROOT/scripts/interfaces_python_only.cmake"
+# Hashes a package's sources and relocates a restored one (the paths its files name).
+PATHS_PY="$REPO_ROOT/scripts/interface_paths.py"
 
 # Everything outside a package's own sources that decides what its build installs: this
-# script and the CMake it passes, the paths built in and against (they are written into
-# the installed files), the toolchain and the version of every distribution pip installed (the
-# ros-* wheels, numpy...). Part of every package's key (below).
+# script and the CMake it passes, the Python (its version and where it lives: its include
+# folder is written into the installed CMake files), the toolchain and the version of every
+# distribution pip installed (the ros-* wheels, numpy...). Part of every package's key
+# (below). Not the checkout's or the venv's path: see build_package.
 RECIPE_KEY="$(
     {
-        echo "recipe 1"
-        sha256sum "${BASH_SOURCE[0]}" "$PYTHON_ONLY_CMAKE" | cut -d' ' -f1
-        echo "venv $VENV"
-        "$PYTHON" -c 'import sys; print(sys.version)'
+        echo "recipe 2"
+        sha256sum "${BASH_SOURCE[0]}" "$PYTHON_ONLY_CMAKE" "$PATHS_PY" | cut -d' ' -f1
+        "$PYTHON" -c 'import sys; print(sys.version, sys.base_prefix)'
         cmake --version | head -n1
         "$CC_BIN" --version 2>&1 | head -n1
         "$CXX_BIN" --version 2>&1 | head -n1
@@ -204,14 +206,26 @@ build_package() {
 
     # The key: a hash of everything that decides the build output, to skip work on a
     # re-run and to name the package's cache entry. The package's files; the stand-ins'
-    # shared CMake file (two folders up); the generators; the recipe (above); and the keys
-    # of the packages this script built that it finds (its find_package() names).
-    local KEY STAMP DEP
+    # shared CMake file (two folders up); the generators; the recipe (above); the kind of
+    # prefix (the venv, a folder of the checkout, another folder); and the keys of the
+    # packages this script built that it finds (its find_package() names). Not the paths
+    # of the prefix, the venv or the checkout: the files are hashed with placeholders for
+    # them (scripts/interface_paths.py), and a restore into other paths rewrites them in the
+    # installed text files, so a clone at another path (CI) restores what one built.
+    local KEY STAMP DEP KIND
+    if [ "$PREFIX" = "$VENV" ]; then
+        KIND="the venv"
+    elif [[ "$PREFIX" == "$REPO_ROOT"/* ]]; then
+        KIND="the checkout's ${PREFIX#"$REPO_ROOT"/}"
+    else
+        KIND="a prefix outside the checkout"
+    fi
     KEY="$(
         {
-            echo "package $PACKAGE into $PREFIX, generators $GENERATORS, recipe $RECIPE_KEY"
-            cd "$SOURCE_DIR" &&
-                find . -type f -not -path './build/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+            echo "package $PACKAGE into $KIND, generators $GENERATORS, recipe $RECIPE_KEY"
+            "$PYTHON" "$PATHS_PY" hash "$SOURCE_DIR" "$PREFIX" "$VENV" "$REPO_ROOT" ||
+                die "could not hash the files of ${SOURCE_DIR@Q}"
+            cd "$SOURCE_DIR" || die "cannot enter ${SOURCE_DIR@Q}"
             [ "$SOURCE_DIR" = "$REPO_ROOT/interfaces/$PACKAGE" ] || cat "$REPO_ROOT"/test/interfaces/*.cmake
             for DEP in $(sed -n 's/^[[:space:]]*find_package(\([A-Za-z0-9_]*\).*/\1/p' CMakeLists.txt | LC_ALL=C sort -u); do
                 [ ! -f "$VENV/share/$DEP/.harness_ros-source-hash" ] ||
@@ -220,7 +234,10 @@ build_package() {
         } | sha256sum | cut -d' ' -f1
     )"
     STAMP="$PREFIX/share/$PACKAGE/.harness_ros-source-hash"
+    # Where it was built or restored to (the paths its files name): prefix, venv, checkout.
+    local PATHS="$PREFIX/share/$PACKAGE/.harness_ros-paths"
     if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] &&
+        [ -f "$PATHS" ] && [ "$(head -n 2 "$PATHS")" = "$(printf '%s\n%s' "$PREFIX" "$VENV")" ] &&
         "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" >/dev/null 2>&1; then
         echo "$PACKAGE is up to date in $PREFIX"
         return 0
@@ -231,12 +248,18 @@ build_package() {
     if [ -n "$ENTRY" ] && [ -f "$ENTRY" ]; then
         remove_installed "$PREFIX" "$PACKAGE"
         mkdir -p "$PREFIX"
-        if tar -xf "$ENTRY" -C "$PREFIX" && "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" >/dev/null 2>&1; then
+        # Built at other paths (another checkout, venv or prefix): those paths are rewritten
+        # to these in its text files.
+        local MOVED
+        if tar -xf "$ENTRY" -C "$PREFIX" &&
+            MOVED="$("$PYTHON" "$PATHS_PY" relocate "$PREFIX" "$PACKAGE" "$VENV" "$REPO_ROOT")" &&
+            "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" >/dev/null 2>&1; then
             echo "$KEY" >"$STAMP"
-            echo "restored $PACKAGE into $PREFIX from the interface cache ($ENTRY) in $((SECONDS - started)) s"
+            echo "restored $PACKAGE into $PREFIX from the interface cache ($ENTRY) in $((SECONDS - started)) s" \
+                "(paths rewritten in $MOVED files)"
             return 0
         fi
-        echo "warning: the cached $PACKAGE ($ENTRY) does not import: removing it and building" >&2
+        echo "warning: the cached $PACKAGE ($ENTRY) does not restore or import: removing it and building" >&2
         rm -f "$ENTRY"
     fi
 
@@ -277,10 +300,13 @@ build_package() {
         }
 
     "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" || die "$PACKAGE was built but does not import from $PREFIX"
+    printf '%s\n' "$PREFIX" "$VENV" "$REPO_ROOT" >"$PATHS"
     # What was installed, relative to the prefix: for remove_installed and the cache entry.
     local FILES="$PREFIX/share/$PACKAGE/.harness_ros-installed-files"
-    { cat "$BUILD_DIR/install_manifest.txt" && echo && echo "share/$PACKAGE/.harness_ros-installed-files"; } |
-        sed -e "s|^$PREFIX/||" -e '/^$/d' >"$FILES"
+    {
+        cat "$BUILD_DIR/install_manifest.txt" && echo
+        echo "share/$PACKAGE/.harness_ros-installed-files" && echo "share/$PACKAGE/.harness_ros-paths"
+    } | sed -e "s|^$PREFIX/||" -e '/^$/d' >"$FILES"
     if [ -n "$ENTRY" ]; then
         mkdir -p "$CACHE_DIR"
         if tar -cf "$ENTRY.$$.tmp" -C "$PREFIX" -T "$FILES" 2>/dev/null; then
