@@ -235,9 +235,11 @@ build_package() {
     )"
     STAMP="$PREFIX/share/$PACKAGE/.harness_ros-source-hash"
     # Where it was built or restored to (the paths its files name): prefix, venv, checkout.
-    local PATHS="$PREFIX/share/$PACKAGE/.harness_ros-paths"
-    if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] &&
-        [ -f "$PATHS" ] && [ "$(head -n 2 "$PATHS")" = "$(printf '%s\n%s' "$PREFIX" "$VENV")" ] &&
+    # Up to date only where its prefix and venv still reach these (a symlink may).
+    local PATHS="$PREFIX/share/$PACKAGE/.harness_ros-paths" WAS=()
+    [ ! -f "$PATHS" ] || mapfile -t WAS < <(head -n 2 "$PATHS")
+    if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] && [ "${#WAS[@]}" = 2 ] &&
+        [ "$(realpath -e -- "${WAS[@]}" 2>/dev/null)" = "$(realpath -e -- "$PREFIX" "$VENV")" ] &&
         "${CHECK_ENV[@]}" "$PYTHON" -c "$CHECK" >/dev/null 2>&1; then
         echo "$PACKAGE is up to date in $PREFIX"
         return 0
