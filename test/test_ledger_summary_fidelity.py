@@ -11,6 +11,7 @@ from harness_ros.memory import FileMemory, ModelMemoryConsolidator
 from harness_ros.memory.model_policies import PROMPT_EXAMPLES
 from harness_ros.memory.summary_fidelity import kept_items, summary_problems, verbatim_summary
 from harness_ros.model import ModelReply, Usage
+from harness_ros.trajectory import Trajectory
 
 TOOLS = ["pick_object", "navigate_to", "place_object", "inspect_surface"]
 RECOVERY = (
@@ -140,7 +141,8 @@ def test_a_consolidation_that_copies_the_prompts_examples_learns_nothing_from_th
     ]
     model = _JsonModel({"memory_entries": copied, "tool_experience_entries": []})
     notes = {"task_id": "t1", "goal": "Fetch the cup.", "phase": "completed", "status": "ok", "events": []}
-    proposal = ModelMemoryConsolidator(model).consolidate(notes, allowed_tools=TOOLS, existing={})
+    trajectory = Trajectory.from_json(notes)
+    proposal = ModelMemoryConsolidator(model).consolidate(trajectory, allowed_tools=TOOLS, existing={})
     assert [entry.text for entry in proposal.memory_entries] == ["Wipe the table before placing a cup."]
     assert len(proposal.unreadable_entries) == 2
     assert "item 1 copies the example of the prompt" in proposal.unreadable_entries[0]
@@ -150,7 +152,8 @@ def test_a_consolidation_that_copies_the_prompts_examples_learns_nothing_from_th
     assert all(f'"{example}"' in prompt for example in PROMPT_EXAMPLES.values())
     # The operator's own words are theirs to give, example or not.
     notes["goal"] = "Fetch the cup. I prefer concise completion reports."
-    proposal = ModelMemoryConsolidator(model).consolidate(notes, allowed_tools=TOOLS, existing={})
+    trajectory = Trajectory.from_json(notes)
+    proposal = ModelMemoryConsolidator(model).consolidate(trajectory, allowed_tools=TOOLS, existing={})
     assert [entry.text for entry in proposal.memory_entries] == [
         "prefer concise completion reports",
         "Wipe the table before placing a cup.",
