@@ -41,7 +41,9 @@ def node_and_model(
     env = {**ros_env, "LOOPBACK_TOKEN": "not-a-real-key"}
     server = ServerProcess("slow", env)  # the goal runs until the tool's timeout: the task is mid-tool
     with LoopbackLLMServer(loopback_policy) as llm:
-        config = write_config(tmp_path, llm.url, timeout_s=8)
+        # The flood must reach the node while the tool runs: on a loaded host matching the
+        # flood's publisher took long enough that an 8 s tool had ended (one rerun, stop 50).
+        config = write_config(tmp_path, llm.url, timeout_s=20)
         log = tmp_path / "node.log"
         with log.open("wb") as handle:
             node = subprocess.Popen(
