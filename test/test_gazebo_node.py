@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from rclpy.duration import Duration
+from support.processes import stop_process
 from support.waiting import Waited, wait_on
 
 from harness_ros.config import load_config
@@ -364,12 +365,7 @@ def world(
                 )
         yield gazebo, client
     finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        stop_process(process)
         client.close()
         gazebo.close()
 

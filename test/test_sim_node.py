@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.processes import stop_process
 from support.waiting import wait_on
 
 pytest.importorskip("harness_sim_msgs", reason="build it first: scripts/build_interfaces.sh .venv")
@@ -41,12 +42,7 @@ def sim_process(request: pytest.FixtureRequest, ros_env: dict[str, str]) -> Iter
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        stop_process(process)
 
 
 class _Client:

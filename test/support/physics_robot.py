@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from support.processes import stop_process
+
 
 @contextmanager
 def physics_node(
@@ -26,12 +28,7 @@ def physics_node(
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        stop_process(process)
 
 
 def run_goal(client: Any, goal: Any, wait_s: float) -> tuple[int, Any]:

@@ -97,3 +97,17 @@ def run_orchestrator(args: list[str], *, timeout: float, **kwargs: Any) -> subpr
                 f"{args[3:5]} timed out after {timeout:g} s; output tail:\n{out[-4000:]}\n{err[-2000:]}"
             )
     return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+def stop_process(process: subprocess.Popen[Any], timeout_s: float = 10.0) -> str:
+    """Terminate ``process``; kill it when it has not ended within ``timeout_s``. Its
+    remaining output (when piped) is read either way and returned ("" when not piped)."""
+    process.terminate()
+    try:
+        output = process.communicate(timeout=timeout_s)[0]
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output = process.communicate()[0]
+    if isinstance(output, bytes):
+        return output.decode(errors="replace")
+    return output or ""
