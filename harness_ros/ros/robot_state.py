@@ -44,6 +44,10 @@ _TYPES: dict[str, type] = {
 }
 
 
+_MAX_JOINTS = 256
+"""Joints kept for a joint_states source that names none (a robot has tens)."""
+
+
 @dataclass
 class _Latest:
     topic: str
@@ -75,7 +79,7 @@ class RosRobotState:
                 subscription = node.create_subscription(
                     _TYPES[source.type],
                     source.topic,
-                    self._storer(latest),
+                    self._storer(latest, frozenset(source.joints)),
                     qos_for("sensor_data", depth=JOINT_STATES_DEPTH if source.type == "joint_states" else 1),
                     callback_group=callback_group,
                 )
@@ -88,7 +92,11 @@ class RosRobotState:
     def _now(self) -> float:
         return self._node.get_clock().now().nanoseconds * 1e-9
 
-    def _storer(self, latest: _Latest) -> Callable[[Any], None]:
+    def _storer(self, latest: _Latest, wanted: frozenset[str]) -> Callable[[Any], None]:
+        """Stores a source's newest message; for joint states each joint's newest position:
+        only the configured ``wanted`` joints, else at most ``_MAX_JOINTS`` names, so a
+        publisher that sends ever new joint names cannot grow the node's memory."""
+
         def store(msg: Any) -> None:
             stamp = float(msg.header.stamp.sec) + float(msg.header.stamp.nanosec) * 1e-9
             with self._lock:
@@ -96,7 +104,13 @@ class RosRobotState:
                 latest.stamp = stamp if stamp > 0 else self._now()
                 if isinstance(msg, JointState):
                     for joint, position in zip(msg.name, msg.position, strict=False):
-                        latest.joints[str(joint)] = (float(position), latest.stamp)
+                        name = str(joint)
+                        if (
+                            name in wanted
+                            if wanted
+                            else name in latest.joints or len(latest.joints) < _MAX_JOINTS
+                        ):
+                            latest.joints[name] = (float(position), latest.stamp)
 
         return store
 
